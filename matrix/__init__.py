@@ -1,0 +1,1 @@
+"""The bundled matrix and its offline snapshots, installed as ``pytest_tokcompat.bundled``."""

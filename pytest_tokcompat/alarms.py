@@ -1,0 +1,107 @@
+"""Alarms: the changes upstream that a maintainer must act on, each with what to do.
+
+A verdict that differs from the matrix is one; so is an alias that transformers
+made obsolete, and a native registration that gives wrong ids. Recording the
+change (in the matrix or the alias registry) acknowledges it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from packaging.version import Version
+
+from pytest_tokcompat.aliases import Alias
+from pytest_tokcompat.ladder import Judgement
+from pytest_tokcompat.versions import matching_ranges, parse_range
+
+UNEXPECTED_VERDICT, OBSOLETE_ALIAS, NATIVE_DRIFT = "unexpected-verdict", "obsolete-alias", "native-drift"
+
+
+@dataclass(frozen=True)
+class Alarm:
+    kind: str
+    subject: str
+    transformers_version: str
+    message: str
+    action: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"[{self.kind}] {self.message}; {self.action}"
+
+
+def _release_range(version: str) -> str:
+    return f">={Version(version).base_version}"
+
+
+def verdict_alarm(case_id: str, expected: str, judgement: Judgement) -> Alarm | None:
+    """The alarm for a verdict that differs from the matrix, phrased as the fix."""
+    got, version = judgement.verdict, judgement.transformers_version
+    if got == expected or got == "not-checked":
+        return None
+    model_type = judgement.model_type
+    if expected == "alias" and got == "native":
+        why = (
+            f"transformers {version} registers {model_type} natively"
+            if judgement.static.registered_natively
+            else f"transformers {version} loads {model_type} without the alias"
+        )
+        message = f"expected alias, got native: {why} and plain AutoTokenizer keeps parity"
+        action = (
+            f"the alias is obsolete: expect native for '{_release_range(version)}'"
+            " and record the release in the alias registry"
+        )
+    elif got == "broken":
+        failures = "; ".join(f"{a.remedy}: {a.detail}" for a in judgement.attempts if a.status != "skipped")
+        message = f"expected {expected}, got broken: no remedy loads {case_id} with right ids ({failures})"
+        action = "investigate the attempts below; if upstream broke it, expect broken for this release and report it"
+    else:
+        message = f"expected {expected}, got {got} under transformers {version}"
+        action = f"if this is the new normal, expect {got} for '{_release_range(version)}' in the matrix"
+    return Alarm(UNEXPECTED_VERDICT, case_id, version, message, action)
+
+
+def alias_alarms(alias: Alias, judgements: list[tuple[str, Judgement]]) -> list[Alarm]:
+    """The lifecycle of one alias, judged on the matrix cases that carry its model_type."""
+    alarms: list[Alarm] = []
+    for case_id, judgement in judgements:
+        version = judgement.transformers_version
+        if not judgement.static.registered_natively:
+            continue
+        native = judgement.attempt("native")
+        acknowledged_native = alias.native_since is not None and Version(version) >= Version(
+            alias.native_since
+        )
+        if native is not None and native.status == "ok" and not acknowledged_native:
+            alarms.append(
+                Alarm(
+                    OBSOLETE_ALIAS,
+                    alias.model_type,
+                    version,
+                    f"transformers {version} registers {alias.model_type} natively and plain AutoTokenizer "
+                    f"keeps parity on {case_id}: the {alias.model_type} alias is obsolete",
+                    f"record native_since='{Version(version).base_version}' (or the first such release, see "
+                    f"'tokcompat bisect') for {alias.model_type} in the alias registry, and expect native "
+                    f"for '{_release_range(version)}' in the matrix",
+                )
+            )
+        drift_acknowledged = alias.native_drift is not None and bool(
+            matching_ranges([parse_range(alias.native_drift)], version)
+        )
+        if native is not None and native.status in ("drift", "load-error") and not drift_acknowledged:
+            alarms.append(
+                Alarm(
+                    NATIVE_DRIFT,
+                    alias.model_type,
+                    version,
+                    f"transformers {version} registers {alias.model_type} natively but plain loading of "
+                    f"{case_id} fails parity ({native.detail}); the alias must stay for earlier releases",
+                    f"report it upstream ({alias.upstream_issue}) and record this release in native_drift "
+                    f"for {alias.model_type} in the alias registry",
+                )
+            )
+    return alarms

@@ -1,0 +1,107 @@
+"""``tokcompat``: judge one checkpoint, or merge the grid's reports, from the shell.
+
+Exit status: 0 when the verdict is not broken (or the grid has no alarm), 1 when it
+is, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_BROKEN, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _check(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.alarms import verdict_alarm
+    from pytest_tokcompat.ladder import judge
+    from pytest_tokcompat.runner import NotReachable, describe_attempts
+    from pytest_tokcompat.snapshots import SnapshotError, materialize
+    from pytest_tokcompat.static import CheckpointError
+
+    target = Path(args.path)
+    try:
+        if target.is_dir():
+            folder = materialize(target)
+        else:
+            from pytest_tokcompat.hub import resolve_name
+
+            folder = resolve_name(args.path, args.revision, trust_remote_code=args.trust_remote_code)
+        judgement = judge(folder, trust_remote_code=args.trust_remote_code, extra_texts=args.text or ())
+    except (CheckpointError, SnapshotError, NotReachable, ValueError) as error:
+        print(f"tokcompat check: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    record: dict[str, Any] = {"path": str(folder), **judgement.to_json()}
+    alarms = []
+    if args.expect:
+        alarm = verdict_alarm(str(args.path), args.expect, judgement)
+        alarms = [alarm.to_json()] if alarm else []
+    record["alarms"] = alarms
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False))
+    else:
+        print(f"{args.path}: model_type {judgement.model_type}, transformers {judgement.transformers_version}")
+        view = judgement.static
+        print(
+            f"  static view: registered natively={view.registered_natively}, auto_map={view.has_auto_map}, "
+            f"alias={view.alias or '-'} -> predicts {view.predicted}"
+        )
+        print(f"  verdict: {judgement.verdict} ({judgement.parity.describe()})")
+        if view.predicted != judgement.verdict:
+            print(f"  note: the static view predicts {view.predicted}, the measured verdict is {judgement.verdict}")
+        print(describe_attempts(judgement))
+        for alarm in alarms:
+            print(f"  ALARM [{alarm['kind']}] {alarm['message']}; {alarm['action']}")
+    return EXIT_BROKEN if judgement.verdict in ("broken", "not-checked") or alarms else EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.grid import GridError, load_reports, merge, render
+
+    try:
+        grid = merge(load_reports([Path(p) for p in args.reports]))
+    except GridError as error:
+        print(f"tokcompat report: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    text = render(grid, args.format)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_BROKEN if grid.alarms else EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tokcompat", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("check", help="judge one checkpoint under the installed transformers")
+    check.add_argument("path", help="a checkpoint folder, a hub repo id, or a served model name")
+    check.add_argument("--trust-remote-code", action="store_true", help="allow the checkpoint's own code to run")
+    check.add_argument("--revision", default=None, help="hub revision (a commit sha)")
+    check.add_argument("--expect", choices=("native", "auto_map", "alias", "broken"), help="raise an alarm unless")
+    check.add_argument("--text", action="append", help="an extra probe text (repeatable)")
+    check.add_argument("--json", action="store_true", help="print the JSON record")
+    check.set_defaults(handler=_check)
+    report = commands.add_parser("report", help="merge per-release JSON reports into one grid")
+    report.add_argument("reports", nargs="+", help="JSON reports written by --tokcompat-report")
+    report.add_argument("--format", choices=("markdown", "json", "html"), default="markdown")
+    report.add_argument("--output", default=None, help="write to FILE instead of standard output")
+    report.set_defaults(handler=_report)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0) and EXIT_BAD_INPUT
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

