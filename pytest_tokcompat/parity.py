@@ -77,17 +77,21 @@ def reference_tokenizer(folder: Path) -> Any | None:
     return _REFERENCES[key]
 
 
-def read_golden(path: Path) -> dict[str, list[int]]:
+def read_golden(path: Path) -> tuple[dict[str, list[int]], dict[str, str]]:
+    """Golden ids by text, and the text each decodes back to (the text itself unless recorded)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     ids = data.get("ids") if isinstance(data, dict) else None
     if not isinstance(ids, dict):
         raise ValueError(f"{path}: expected an object with an 'ids' map of text to id list")
-    return {str(text): list(values) for text, values in ids.items()}
+    decoded = data.get("decoded") if isinstance(data.get("decoded"), dict) else {}
+    return {str(t): list(v) for t, v in ids.items()}, {str(t): str(decoded.get(t, t)) for t in ids}
 
 
-def write_golden(path: Path, case_id: str, ids: dict[str, list[int]], source: str) -> None:
+def write_golden(
+    path: Path, case_id: str, ids: dict[str, list[int]], decoded: dict[str, str], source: str
+) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = {"case": case_id, "source": source, "ids": ids}
+    document = {"case": case_id, "source": source, "ids": ids, "decoded": decoded}
     temporary = path.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     temporary.replace(path)
@@ -104,10 +108,10 @@ def ground_truth(
         decoded = {text: reference.decode(ids[text], skip_special_tokens=False) for text in texts}
         return Truth("tokenizer.json (tokenizers library)", ids, decoded)
     if golden_path is not None and golden_path.is_file():
-        golden = read_golden(golden_path)
+        golden, decoded = read_golden(golden_path)
         present = {text: golden[text] for text in texts if text in golden}
         missing = [text for text in texts if text not in golden]
-        return Truth(f"golden ids in {golden_path.name}", present, {t: t for t in present}, missing)
+        return Truth(f"golden ids in {golden_path.name}", present, {t: decoded[t] for t in present}, missing)
     return None
 
 

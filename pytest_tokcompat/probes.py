@@ -28,6 +28,7 @@ BUILTIN_PROBES: tuple[str, ...] = (
     'if (a != b) { printf("%d\\n", a); }',
     "numbers 1234567890 3.14159 -42 1e-9",
     "Ünïcödé àccents ñ ß ø",
+    "decomposed: cafe\u0301 nai\u0308ve",
     "URL https://example.com/path?q=1&r=2",
 )
 

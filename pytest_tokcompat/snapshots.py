@@ -139,6 +139,7 @@ def _derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
     from pytest_tokcompat import tiktoken_bpe
 
     ranks_cache: dict[str, dict[bytes, int]] = {}
+    bpe_cache: dict[str, tuple[dict[str, int], list[tuple[str, str]]]] = {}
     for name, spec in derived.items():
         kind, origin = spec.get("kind"), spec.get("from")
         if not isinstance(origin, str) or not (staging / origin).is_file():
@@ -148,11 +149,13 @@ def _derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
         ranks = ranks_cache.get(origin)
         if ranks is None:
             ranks = ranks_cache[origin] = tiktoken_bpe.load_ranks(staging / origin)
+        if kind in ("bpe-vocab", "bpe-merges") and origin not in bpe_cache:
+            bpe_cache[origin] = tiktoken_bpe.bpe_vocab_and_merges(ranks)
         if kind == "bpe-vocab":
-            vocab, _ = tiktoken_bpe.bpe_vocab_and_merges(ranks)
+            vocab, _ = bpe_cache[origin]
             (staging / name).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
         elif kind == "bpe-merges":
-            _, merges = tiktoken_bpe.bpe_vocab_and_merges(ranks)
+            _, merges = bpe_cache[origin]
             lines = ["#version: 0.2", *(f"{a} {b}" for a, b in merges)]
             (staging / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
         elif kind == "tokenizer-json":

