@@ -200,10 +200,12 @@ def judge(
                 attempt.tokenizer_class = type(loaded).__name__
                 if recording and golden_path is not None and record_as is not None:
                     ids = {t: list(loaded.encode(t, add_special_tokens=False)) for t in texts}
+                    decoded = {t: loaded.decode(ids[t], skip_special_tokens=False) for t in texts}
                     write_golden(
                         golden_path,
                         record_as,
                         ids,
+                        decoded,
                         f"recorded with remedy {remedy} on "
                         f"transformers {transformers_version()} ({type(loaded).__name__})",
                     )

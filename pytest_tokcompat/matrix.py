@@ -40,6 +40,7 @@ SCALAR_TAGS = {
     "tag:yaml.org,2002:null",
     "tag:yaml.org,2002:float",
 }
+NUMBER_TAGS = {"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,8 @@ class _Reader:
         line = node.start_mark.line + 1 if node is not None else 1
         self.problems.append(Problem(self.path, line, case, what, fix))
 
-    def plain(self, node: yaml.Node, case: str | None) -> Any:
+    def plain(self, node: yaml.Node, case: str | None, skip: yaml.Node | None = None) -> Any:
+        """The value of ``node``; a mapping value that is ``skip`` is left as None (read later)."""
         self.visited += 1
         if self.visited > MAX_NODES:
             raise _TooLarge(node)
@@ -157,7 +159,13 @@ class _Reader:
             if node.tag not in SCALAR_TAGS:
                 self.problem(node, case, f"YAML tag {node.tag!r} is not allowed", "remove the tag")
                 return None
-            return self.constructor.construct_object(node, deep=True)
+            try:
+                return self.constructor.construct_object(node, deep=True)
+            except (ValueError, KeyError, yaml.YAMLError):
+                self.constructor.recursive_objects.clear()
+                kind = node.tag.rsplit(":", 1)[-1]
+                self.problem(node, case, f"{node.value[:40]!r} is not a valid {kind}", "quote it or fix it")
+                return None
         if isinstance(node, yaml.SequenceNode):
             if node.tag != "tag:yaml.org,2002:seq":
                 self.problem(node, case, f"YAML tag {node.tag!r} is not allowed", "remove the tag")
@@ -176,7 +184,7 @@ class _Reader:
                 if key in result:
                     self.problem(key_node, case, f"duplicate key {key!r}", "keep only one of them")
                     continue
-                result[key] = self.plain(value_node, case)
+                result[key] = None if value_node is skip else self.plain(value_node, case)
             return result
         raise TypeError(node)  # pragma: no cover - yaml has no other node kinds
 
@@ -255,7 +263,8 @@ def parse_matrix(text: str, path: Path) -> Matrix:
         reader.problem(root, None, "the YAML is nested too deeply", "flatten the matrix")
         cases = []
     if reader.problems:
-        raise MatrixError(sorted(reader.problems, key=lambda p: p.line))
+        # dict.fromkeys: a node reached twice through an alias is reported once.
+        raise MatrixError(sorted(dict.fromkeys(reader.problems), key=lambda p: p.line))
     return Matrix(path, cases)
 
 
@@ -263,10 +272,11 @@ def _read_root(reader: _Reader, root: yaml.Node) -> list[Case]:
     if not isinstance(root, yaml.MappingNode):
         reader.problem(root, None, "the matrix must be a mapping with a 'cases' list", "start with 'cases:'")
         return []
-    top = reader.plain(root, None)
+    keys = _key_nodes(root)
+    # The cases are read one by one below; reading them here too would report their problems twice.
+    top = reader.plain(root, None, skip=keys["cases"][1] if "cases" in keys else None)
     if not isinstance(top, dict):
         return []
-    keys = _key_nodes(root)
     for key in top:
         if key not in TOP_KEYS:
             reader.problem(
@@ -357,17 +367,28 @@ def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -
         if not isinstance(snapshot_text, str):
             bad("snapshot", "'snapshot' must be a folder path", "write a path relative to the matrix file")
         else:
-            snapshot = (base / snapshot_text).resolve()
-            if not snapshot.is_dir():
+            try:
+                snapshot = (base / snapshot_text).resolve()
+                is_dir = snapshot.is_dir()
+                has_config = is_dir and (
+                    (snapshot / "config.json").is_file() or (snapshot / "tokcompat-sources.json").is_file()
+                )
+            except (OSError, ValueError):  # a NUL byte, a name too long, no permission
+                snapshot, is_dir, has_config = None, False, False
+                bad(
+                    "snapshot",
+                    f"'snapshot' {snapshot_text[:80]!r} is not a usable folder path",
+                    "fix the path",
+                )
+            if snapshot is None:
+                pass
+            elif not is_dir:
                 bad(
                     "snapshot",
                     f"snapshot folder {snapshot} does not exist",
                     "create it or fix the path (relative to the matrix file)",
                 )
-            elif (
-                not (snapshot / "config.json").is_file()
-                and not (snapshot / "tokcompat-sources.json").is_file()
-            ):
+            elif not has_config:
                 bad(
                     "snapshot",
                     f"snapshot folder {snapshot} has no config.json",
@@ -436,11 +457,18 @@ def _read_expect(
     if isinstance(value, str):
         pairs = [("", value, value_node)]
     elif isinstance(value, dict) and value and isinstance(value_node, yaml.MappingNode):
-        pairs = [
-            (str(k.value), data["expect"].get(k.value), v)
-            for k, v in value_node.value
-            if isinstance(k, yaml.ScalarNode) and k.value in data["expect"]
-        ]
+        # Number keys (``5.0: native``) are kept so that they are reported as bad ranges, not dropped;
+        # a repeated key is already reported as a duplicate and only its first value counts.
+        pairs = []
+        seen: set[str] = set()
+        for k, v in value_node.value:
+            if (
+                isinstance(k, yaml.ScalarNode)
+                and k.value not in seen
+                and (k.value in value or k.tag in NUMBER_TAGS)
+            ):
+                seen.add(k.value)
+                pairs.append((str(k.value), value.get(k.value), v))
     else:
         reader.problem(
             value_node,

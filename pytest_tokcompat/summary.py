@@ -37,7 +37,10 @@ def summary_lines(records: list[dict[str, Any]]) -> list[str]:
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [" | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip() for row in rows]
+    lines = [
+        " | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip()
+        for row in rows
+    ]
     lines.insert(1, "-+-".join("-" * width for width in widths))
     for record in aliases:
         lines.append(f"{record['id']}: {record.get('status')}: {record.get('message', '').splitlines()[0]}")

@@ -1,0 +1,36 @@
+"""Self-test settings: never reach the hub, keep remote-code copies out of the user's cache,
+and prove that no test leaves transformers' registries changed."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("HF_MODULES_CACHE", tempfile.mkdtemp(prefix="tokcompat-hf-modules-"))
+
+# pytester's in-process runs drop the modules a run imported; Rust extension modules
+# (tokenizers, tiktoken) cannot be imported twice in one process, so import them once here.
+import tiktoken  # noqa: E402, F401
+import tokenizers  # noqa: E402, F401
+import transformers  # noqa: E402
+from transformers import AutoTokenizer  # noqa: E402, F401
+from transformers.models.auto import tokenization_auto  # noqa: E402, F401
+
+transformers.logging.set_verbosity_error()
+
+
+@pytest.fixture(autouse=True)
+def _transformers_registries_unchanged() -> Iterator[None]:
+    if "transformers" not in sys.modules:
+        yield
+        return
+    from pytest_tokcompat.isolation import registry_fingerprint
+
+    before = registry_fingerprint()
+    yield
+    assert registry_fingerprint() == before, "the test left transformers' registries changed"

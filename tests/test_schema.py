@@ -1,0 +1,146 @@
+"""The bundled JSON Schema agrees with matrix.py: same keys, same outcomes, same verdicts."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from pytest_tokcompat import matrix
+from pytest_tokcompat.matrix import MatrixError, load_matrix
+from pytest_tokcompat.schema import load_schema, schema_path
+
+BUNDLED = Path(__file__).resolve().parent.parent / "matrix" / "models.yaml"
+
+
+@pytest.fixture(scope="module")
+def validator() -> jsonschema.Draft202012Validator:
+    schema = load_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def schema_errors(validator: jsonschema.Draft202012Validator, text: str) -> list[str]:
+    return [error.message for error in validator.iter_errors(yaml.safe_load(text))]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "models.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_schema_ships_with_the_package() -> None:
+    path = schema_path()
+    assert path.name == "matrix.schema.json"
+    assert path.is_file()
+    assert path.parent == Path(matrix.__file__).parent
+    assert json.loads(path.read_text(encoding="utf-8")) == load_schema()
+    assert load_schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_bundled_matrix_is_valid(validator: jsonschema.Draft202012Validator) -> None:
+    data = yaml.safe_load(BUNDLED.read_text(encoding="utf-8"))
+    assert list(validator.iter_errors(data)) == []
+    assert load_matrix(BUNDLED).cases
+
+
+def test_schema_lists_exactly_the_case_keys_and_outcomes() -> None:
+    schema = load_schema()
+    assert set(schema["$defs"]["case"]["properties"]) == set(matrix.CASE_KEYS)
+    assert set(schema["properties"]) == matrix.TOP_KEYS
+    assert tuple(schema["$defs"]["outcome"]["enum"]) == matrix.OUTCOMES
+    assert schema["$defs"]["case"]["properties"]["id"]["pattern"] == matrix.ID_PATTERN.pattern
+    assert schema["additionalProperties"] is False
+    assert schema["$defs"]["case"]["additionalProperties"] is False
+
+
+def _properties(node: Any, where: str = "#") -> Iterator[tuple[str, dict[str, Any]]]:
+    if isinstance(node, dict):
+        for name, sub in node.get("properties", {}).items():
+            yield f"{where}/properties/{name}", sub
+        for key, value in node.items():
+            yield from _properties(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _properties(value, f"{where}/{index}")
+
+
+def test_every_property_has_a_description() -> None:
+    schema = load_schema()
+    found = list(_properties(schema))
+    assert len(found) >= len(matrix.CASE_KEYS) + len(matrix.TOP_KEYS)
+    undocumented = [where for where, sub in found if not sub.get("description")]
+    assert undocumented == []
+    assert schema["$defs"]["outcome"]["description"]
+    for outcome in matrix.OUTCOMES:
+        assert outcome in schema["$defs"]["outcome"]["description"]
+
+
+VALID = {
+    "minimal": "cases:\n  - id: a\n    repo: o/n\n    expect: native\n",
+    "empty": "version: 1\ncases: []\n",
+    "ranges": 'cases:\n  - id: a\n    repo: o/n\n    expect: {"<5.11": alias, ">=5.11": native}\n',
+    "everything": textwrap.dedent(
+        """\
+        version: 1
+        golden_dir: golden
+        cases:
+          - id: k.2_x
+            repo: o/n
+            revision: "abc"
+            trust_remote_code: true
+            expect: {"<5": auto_map, ">=5": native}
+            texts: [hi]
+            served_names: [k]
+            note: text
+        """
+    ),
+}
+
+INVALID = {
+    "unknown case key": "cases:\n  - id: a\n    repo: o/n\n    colour: x\n    expect: native\n",
+    "unknown top key": "cases: []\nextra: 1\n",
+    "no cases": "version: 1\n",
+    "cases not a list": "cases: {id: a}\n",
+    "version 2": "version: 2\ncases: []\n",
+    "unknown outcome": "cases:\n  - id: a\n    repo: o/n\n    expect: nativ\n",
+    "unknown outcome in a range": 'cases:\n  - id: a\n    repo: o/n\n    expect: {"<5": fine}\n',
+    "empty expect map": "cases:\n  - id: a\n    repo: o/n\n    expect: {}\n",
+    "no expect": "cases:\n  - id: a\n    repo: o/n\n",
+    "no id": "cases:\n  - repo: o/n\n    expect: native\n",
+    "bad id": "cases:\n  - id: -a b\n    repo: o/n\n    expect: native\n",
+    "no repo nor snapshot": "cases:\n  - id: a\n    expect: native\n",
+    "repo without owner": "cases:\n  - id: a\n    repo: name\n    expect: native\n",
+    "trust not a bool": "cases:\n  - id: a\n    repo: o/n\n    trust_remote_code: 'yes'\n    expect: native\n",
+    "texts not strings": "cases:\n  - id: a\n    repo: o/n\n    texts: [1]\n    expect: native\n",
+    "revision a number": "cases:\n  - id: a\n    repo: o/n\n    revision: 1234\n    expect: native\n",
+    "auto_map untrusted": "cases:\n  - id: a\n    repo: o/n\n    expect: auto_map\n",
+    "auto_map in a range, untrusted": 'cases:\n  - id: a\n    repo: o/n\n    expect: {"<5": native, ">=5": auto_map}\n',
+    "auto_map, trust false": "cases:\n  - id: a\n    repo: o/n\n    trust_remote_code: false\n    expect: auto_map\n",
+    "case not a mapping": "cases:\n  - a\n",
+    "not a mapping": "- cases\n",
+}
+
+
+@pytest.mark.parametrize("text", VALID.values(), ids=VALID.keys())
+def test_valid_matrices_pass_both(
+    validator: jsonschema.Draft202012Validator, tmp_path: Path, text: str
+) -> None:
+    assert schema_errors(validator, text) == []
+    load_matrix(write(tmp_path, text))
+
+
+@pytest.mark.parametrize("text", INVALID.values(), ids=INVALID.keys())
+def test_invalid_matrices_fail_both(
+    validator: jsonschema.Draft202012Validator, tmp_path: Path, text: str
+) -> None:
+    assert schema_errors(validator, text), "the schema accepts it"
+    with pytest.raises(MatrixError):
+        load_matrix(write(tmp_path, text))
