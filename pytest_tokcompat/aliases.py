@@ -30,6 +30,9 @@ class Alias:
     """The first transformers release that loads this model_type natively with right ids, once known."""
     native_drift: str | None = None
     """Releases (a PEP 440 range) where the native registration is known to give wrong ids."""
+    tokenizer_class: str | None = None
+    """A transformers tokenizer class to load with instead of the one tokenizer_config.json names,
+    where the config alias alone does not give right ids (the checkpoint names the wrong class)."""
     reason: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -40,6 +43,7 @@ class Alias:
             "upstream_issue": self.upstream_issue,
             "native_since": self.native_since,
             "native_drift": self.native_drift,
+            "tokenizer_class": self.tokenizer_class,
         }
 
 
@@ -51,9 +55,12 @@ REGISTRY: dict[str, Alias] = {
             base_config="transformers.models.deepseek_v3.configuration_deepseek_v3.DeepseekV3Config",
             base_model_type="deepseek_v3",
             upstream_issue="https://github.com/huggingface/transformers/issues/42590",
-            native_since=None,
-            reason="DeepSeek-V3.2 reuses the V3 config schema and tokenizer; the V3 tokenizer mapping "
-            "makes transformers 5.x use tokenizer.json instead of rebuilding a Llama tokenizer.",
+            native_since="5.11.0",
+            tokenizer_class="PreTrainedTokenizerFast",
+            reason="DeepSeek-V3.2 reuses the V3 config schema and tokenizer. Its tokenizer_config.json names "
+            "LlamaTokenizerFast, and transformers 5.3 and 5.6 rebuild a Llama tokenizer from it that gives "
+            "other ids (DeepSeek-V3 itself drifts there); loading tokenizer.json as it is keeps parity on "
+            "every release measured.",
         ),
     )
 }

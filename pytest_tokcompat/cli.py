@@ -44,7 +44,9 @@ def _check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
     else:
-        print(f"{args.path}: model_type {judgement.model_type}, transformers {judgement.transformers_version}")
+        print(
+            f"{args.path}: model_type {judgement.model_type}, transformers {judgement.transformers_version}"
+        )
         view = judgement.static
         print(
             f"  static view: registered natively={view.registered_natively}, auto_map={view.has_auto_map}, "
@@ -52,7 +54,9 @@ def _check(args: argparse.Namespace) -> int:
         )
         print(f"  verdict: {judgement.verdict} ({judgement.parity.describe()})")
         if view.predicted != judgement.verdict:
-            print(f"  note: the static view predicts {view.predicted}, the measured verdict is {judgement.verdict}")
+            print(
+                f"  note: the static view predicts {view.predicted}, the measured verdict is {judgement.verdict}"
+            )
         print(describe_attempts(judgement))
         for alarm in alarms:
             print(f"  ALARM [{alarm['kind']}] {alarm['message']}; {alarm['action']}")
@@ -75,14 +79,72 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_BROKEN if grid.alarms else EXIT_OK
 
 
+def _releases(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.releases import ReleaseError, discover_releases
+
+    try:
+        found = discover_releases(pre=args.pre, since=args.since)
+    except ReleaseError as error:
+        print(f"tokcompat releases: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not found:
+        print("tokcompat releases: no release of transformers matches", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for version in found:
+        print(version)
+    return EXIT_OK
+
+
+def _bisect(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.bisect import BisectError, run
+
+    try:
+        result = run(
+            args.target,
+            matrix=Path(args.matrix) if args.matrix else None,
+            start=args.start,
+            end=args.end,
+            pre=args.pre,
+            cache=Path(args.cache) if args.cache else None,
+            out=lambda line: print(line, flush=True),
+        )
+    except BisectError as error:
+        print(f"tokcompat bisect: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(result.line())
+    return EXIT_OK
+
+
+def _issue_text(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.grid import GridError, load_reports, merge
+    from pytest_tokcompat.issues_text import issue_texts
+
+    try:
+        grid = merge(load_reports([Path(p) for p in args.reports]))
+    except GridError as error:
+        print(f"tokcompat issue-text: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    texts = issue_texts(grid.alarms)
+    if args.json:
+        print(json.dumps([text.to_json() for text in texts], indent=2, ensure_ascii=False))
+    else:
+        for text in texts:
+            print(f"# {text.title}\n\n{text.body}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tokcompat", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="judge one checkpoint under the installed transformers")
     check.add_argument("path", help="a checkpoint folder, a hub repo id, or a served model name")
-    check.add_argument("--trust-remote-code", action="store_true", help="allow the checkpoint's own code to run")
+    check.add_argument(
+        "--trust-remote-code", action="store_true", help="allow the checkpoint's own code to run"
+    )
     check.add_argument("--revision", default=None, help="hub revision (a commit sha)")
-    check.add_argument("--expect", choices=("native", "auto_map", "alias", "broken"), help="raise an alarm unless")
+    check.add_argument(
+        "--expect", choices=("native", "auto_map", "alias", "broken"), help="raise an alarm unless"
+    )
     check.add_argument("--text", action="append", help="an extra probe text (repeatable)")
     check.add_argument("--json", action="store_true", help="print the JSON record")
     check.set_defaults(handler=_check)
@@ -91,6 +153,22 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--format", choices=("markdown", "json", "html"), default="markdown")
     report.add_argument("--output", default=None, help="write to FILE instead of standard output")
     report.set_defaults(handler=_report)
+    releases = commands.add_parser("releases", help="list the transformers releases on the package index")
+    releases.add_argument("--since", default=None, metavar="VERSION", help="only this release and later ones")
+    releases.add_argument("--pre", action="store_true", help="include pre-releases")
+    releases.set_defaults(handler=_releases)
+    bisect = commands.add_parser("bisect", help="find the first transformers release where a verdict changes")
+    bisect.add_argument("target", metavar="CASE_OR_PATH", help="a matrix case id or a checkpoint folder")
+    bisect.add_argument("--matrix", default=None, metavar="FILE", help="the matrix YAML that holds CASE")
+    bisect.add_argument("--from", dest="start", default=None, metavar="V", help="the release to compare with")
+    bisect.add_argument("--to", dest="end", default=None, metavar="V", help="the last release to search")
+    bisect.add_argument("--pre", action="store_true", help="include pre-releases in the range")
+    bisect.add_argument("--cache", default=None, metavar="DIR", help="where the throwaway environments go")
+    bisect.set_defaults(handler=_bisect)
+    issue_text = commands.add_parser("issue-text", help="one issue title and body per alarm of the grid")
+    issue_text.add_argument("reports", nargs="+", help="JSON reports written by --tokcompat-report")
+    issue_text.add_argument("--json", action="store_true", help="print a JSON list of {key, title, body}")
+    issue_text.set_defaults(handler=_issue_text)
     return parser
 
 

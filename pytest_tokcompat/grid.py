@@ -80,14 +80,16 @@ def load_reports(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
     if not paths:
         raise GridError("no report given; pass the JSON files written by --tokcompat-report")
     loaded: list[tuple[Path, dict[str, Any]]] = []
-    seen: dict[str, Path] = {}
+    seen: dict[Version, Path] = {}
     for path in paths:
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
         except OSError as error:
             raise GridError(f"{path}: cannot read it ({error.strerror})") from None
         except ValueError as error:
-            raise GridError(f"{path}: not JSON ({error}); was the run interrupted? run its env again") from None
+            raise GridError(
+                f"{path}: not JSON ({error}); was the run interrupted? run its env again"
+            ) from None
         if not isinstance(document, dict) or "schema_version" not in document:
             raise GridError(f"{path}: not a tokcompat report (no schema_version)")
         if document["schema_version"] != SCHEMA_VERSION:
@@ -97,14 +99,33 @@ def load_reports(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
             )
         release = document.get("transformers_version")
         try:
-            Version(str(release))
+            if not isinstance(release, str):
+                raise InvalidVersion(repr(release))
+            version = Version(release)
         except InvalidVersion:
             raise GridError(f"{path}: transformers_version {release!r} is not a version") from None
-        if release in seen:
-            raise GridError(f"{path} and {seen[release]} are both reports for transformers {release}; keep one")
-        seen[str(release)] = path
+        if version in seen:  # by version, so that 5.0 and 5.0.0 are one release
+            raise GridError(
+                f"{path} and {seen[version]} are both reports for transformers {release}; keep one"
+            )
+        _check_shape(path, document)
+        seen[version] = path
         loaded.append((path, document))
     return loaded
+
+
+def _check_shape(path: Path, document: dict[str, Any]) -> None:
+    """The fields merge() reads, so that a damaged report is a GridError, not a crash."""
+    cases, alarms = document.get("cases", []), document.get("alarms", [])
+    if not isinstance(cases, list) or not all(
+        isinstance(record, dict) and isinstance(record.get("id"), str) for record in cases
+    ):
+        raise GridError(f"{path}: 'cases' must be a list of records, each with a string 'id'")
+    needed = ("kind", "subject", "message", "action")
+    if not isinstance(alarms, list) or not all(
+        isinstance(alarm, dict) and all(isinstance(alarm.get(key), str) for key in needed) for alarm in alarms
+    ):
+        raise GridError(f"{path}: 'alarms' must be a list of alarms, each with {', '.join(needed)}")
 
 
 def _drifted(record: dict[str, Any]) -> bool:
@@ -133,8 +154,9 @@ def merge(reports: list[tuple[Path, dict[str, Any]]]) -> Grid:
         for alarm in document.get("alarms", []):
             key = (alarm["kind"], alarm["subject"])
             if key not in found:
-                found[key] = GridAlarm(alarm["kind"], alarm["subject"], release, [], alarm["message"],
-                                       alarm["action"])
+                found[key] = GridAlarm(
+                    alarm["kind"], alarm["subject"], release, [], alarm["message"], alarm["action"]
+                )
             if release not in found[key].releases:
                 found[key].releases.append(release)
         del path
@@ -146,8 +168,12 @@ def merge(reports: list[tuple[Path, dict[str, Any]]]) -> Grid:
                 continue
             cell.changed = previous is not None and previous.verdict != cell.verdict
             previous = cell
-    return Grid(releases, dict(sorted(rows.items())), list(found.values()),
-                {document["transformers_version"]: str(path) for path, document in ordered})
+    return Grid(
+        releases,
+        dict(sorted(rows.items())),
+        list(found.values()),
+        {document["transformers_version"]: str(path) for path, document in ordered},
+    )
 
 
 def render(grid: Grid, form: str) -> str:

@@ -133,6 +133,10 @@ def load_with(folder: Path, remedy: str, alias: Alias | None = None) -> Any:
         if alias is None:
             raise ValueError("the alias remedy needs an alias")
         register_alias(alias)
+        if alias.tokenizer_class:
+            import transformers
+
+            return getattr(transformers, alias.tokenizer_class).from_pretrained(str(folder))
     return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=remedy == "auto_map")
 
 

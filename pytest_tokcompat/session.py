@@ -7,6 +7,7 @@ unless the flag is given.
 from __future__ import annotations
 
 import json
+import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ class TokcompatSession:
         self.path = matrix_path(config)
         self.matrix = load_or_usage_error(self.path)
         self.records: dict[str, dict[str, Any]] = {}
+        self.written: Path | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
@@ -71,11 +73,45 @@ class TokcompatSession:
     def _is_controller(self) -> bool:
         return not hasattr(self.config, "workerinput")
 
+    def report_target(self) -> Path | None:
+        """--tokcompat-report PATH; a folder (ending in '/') gets one file per transformers release."""
+        given = self.config.getoption("tokcompat_report")
+        if not given:
+            return None
+        path = Path(given)
+        if given.endswith(("/", os.sep)) or path.is_dir():
+            from pytest_tokcompat.report import library_versions
+
+            return path / f"transformers-{library_versions()['transformers']}.json"
+        return path
+
+    def missing_records(self, exit_status: int) -> list[dict[str, Any]]:
+        """Cases that never reported (deselected, interrupted, a worker that died): not checked, never passed."""
+        from pytest_tokcompat.aliases import REGISTRY
+
+        wanted = [case.id for case in self.matrix.cases] + [f"alias:{m}" for m in REGISTRY]
+        return [
+            {
+                "kind": "alias" if case_id.startswith("alias:") else "case",
+                "id": case_id,
+                "status": "not-checked",
+                "verdict": None,
+                "message": f"did not run in this session (pytest exit status {exit_status})",
+                "alarms": [],
+            }
+            for case_id in wanted
+            if case_id not in self.records
+        ]
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        target = self.config.getoption("tokcompat_report")
-        if target and self._is_controller():
-            document = build_report(list(self.records.values()), str(self.path))
-            write_json_atomic(Path(target), document)
+        target = self.report_target()
+        if target is not None and self._is_controller():
+            records = list(self.records.values()) + self.missing_records(int(session.exitstatus))
+            document = build_report(records, str(self.path))
+            document["exit_status"] = int(session.exitstatus)
+            document["complete"] = len(records) == len(self.records)
+            write_json_atomic(target, document)
+            self.written = target
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self._is_controller():
@@ -85,6 +121,5 @@ class TokcompatSession:
         terminalreporter.section("tokcompat")
         for line in summary_lines(list(self.records.values())):
             terminalreporter.write_line(line)
-        target = self.config.getoption("tokcompat_report")
-        if target:
-            terminalreporter.write_line(f"report written to {target}")
+        if self.written is not None:
+            terminalreporter.write_line(f"report written to {self.written}")

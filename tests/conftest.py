@@ -15,11 +15,11 @@ os.environ.setdefault("HF_MODULES_CACHE", tempfile.mkdtemp(prefix="tokcompat-hf-
 
 # pytester's in-process runs drop the modules a run imported; Rust extension modules
 # (tokenizers, tiktoken) cannot be imported twice in one process, so import them once here.
-import tiktoken  # noqa: E402, F401
-import tokenizers  # noqa: E402, F401
-import transformers  # noqa: E402
-from transformers import AutoTokenizer  # noqa: E402, F401
-from transformers.models.auto import tokenization_auto  # noqa: E402, F401
+import tiktoken  # noqa: F401
+import tokenizers  # noqa: F401
+import transformers
+from transformers import AutoTokenizer  # noqa: F401
+from transformers.models.auto import tokenization_auto  # noqa: F401
 
 transformers.logging.set_verbosity_error()
 

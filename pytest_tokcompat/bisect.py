@@ -1,0 +1,304 @@
+"""Bisect the transformers releases for the first one where a checkpoint's verdict changes.
+
+The verdict at the first release of the range is the reference; the search probes
+the last release, then halves the range, so it builds at most
+``ceil(log2(n)) + 2`` environments for ``n`` releases. It assumes one change in
+the range: where the verdict changes and changes back, it finds *a* release whose
+verdict differs from its predecessor's reference verdict, not always the earliest.
+
+The verdict at one release comes from a pluggable function; the real one,
+:class:`UvVerdict`, builds a throwaway environment with uv (whose cache makes a
+repeat cheap) and runs ``python -m pytest_tokcompat.cli check FOLDER --json`` in it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata, resources
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+VerdictAt = Callable[[Version], str]
+BUILD_TIMEOUT = 1800
+CHECK_TIMEOUT = 900
+MIN_SUPPORTED = Version("4.45.0")
+
+
+class BisectError(Exception):
+    """A refusal: the range has nothing to find, or an environment cannot be built."""
+
+
+class BuildError(BisectError):
+    """An environment for one release could not be built or could not judge."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    release: Version
+    verdict: str
+
+
+@dataclass
+class BisectResult:
+    subject: str
+    reference: Probe
+    first: Probe
+    probes: list[Probe] = field(default_factory=list)
+
+    @property
+    def builds(self) -> int:
+        return len(self.probes)
+
+    def line(self) -> str:
+        return (
+            f"{self.subject}: {self.reference.verdict} -> {self.first.verdict}, "
+            f"first in transformers {self.first.release}"
+        )
+
+
+def max_builds(count: int) -> int:
+    """The most environments :func:`bisect_releases` builds for ``count`` releases."""
+    return (max(count, 1) - 1).bit_length() + 2
+
+
+def select_range(releases: Sequence[Version], start: Version | None, end: Version | None) -> list[Version]:
+    """The releases from ``start`` to ``end``, both included, oldest first."""
+    chosen = sorted({r for r in releases if (start is None or r >= start) and (end is None or r <= end)})
+    if start is not None and end is not None and start > end:
+        raise BisectError(f"--from {start} is after --to {end}")
+    return chosen
+
+
+def bisect_releases(
+    releases: Sequence[Version],
+    verdict_at: VerdictAt,
+    *,
+    subject: str,
+    report: Callable[[str], None] = lambda line: None,
+) -> BisectResult:
+    """The first release (under the one-change assumption) whose verdict differs from the oldest's."""
+    ordered = sorted(set(releases))
+    if len(ordered) < 2:
+        listed = ", ".join(str(r) for r in ordered) or "none"
+        raise BisectError(f"need at least two releases in the range to bisect (found {listed})")
+    probes: list[Probe] = []
+    known: dict[int, str] = {}
+
+    def probe(index: int) -> str:
+        if index not in known:
+            release = ordered[index]
+            report(f"probe {len(probes) + 1}: building transformers {release} ...")
+            verdict = verdict_at(release)
+            known[index] = verdict
+            probes.append(Probe(release, verdict))
+            report(f"probe {len(probes)}: transformers {release} -> {verdict}")
+        return known[index]
+
+    low, high = 0, len(ordered) - 1
+    reference = probe(low)
+    if probe(high) == reference:
+        raise BisectError(
+            f"{subject}: the verdict is {reference} under both transformers {ordered[low]} and "
+            f"{ordered[high]}; there is no change to find (if it changed and changed back, narrow "
+            "the range with --from/--to)"
+        )
+    while high - low > 1:
+        middle = (low + high) // 2
+        if probe(middle) == reference:
+            low = middle
+        else:
+            high = middle
+    return BisectResult(subject, Probe(ordered[0], reference), Probe(ordered[high], known[high]), probes)
+
+
+def project_root() -> Path | None:
+    """The source checkout this package runs from, if it does (an editable or plain checkout)."""
+    root = Path(__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() else None
+
+
+def package_requirement() -> str:
+    """What to install for this package: its checkout when there is one, else the same release."""
+    root = project_root()
+    if root is not None:
+        return str(root)
+    return f"pytest-tokcompat=={metadata.version('pytest-tokcompat')}"
+
+
+def default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-tokcompat" / "bisect"
+
+
+def bundled_matrix() -> Path:
+    return Path(str(resources.files("pytest_tokcompat.bundled") / "models.yaml"))
+
+
+@dataclass(frozen=True)
+class Target:
+    """What ``tokcompat check`` is given: a folder or a hub repo id, with its flags."""
+
+    subject: str
+    argument: str
+    revision: str | None = None
+    trust_remote_code: bool = False
+
+
+def resolve_target(case_or_path: str, matrix: Path | None) -> Target:
+    """A checkpoint folder as it is, or a matrix case id by its snapshot (or its hub repo)."""
+    path = Path(case_or_path)
+    if path.is_dir():
+        from pytest_tokcompat.snapshots import SnapshotError, materialize
+
+        try:
+            folder = materialize(path)
+        except SnapshotError as error:
+            raise BisectError(f"{path}: {error}") from None
+        return Target(path.resolve().name, str(folder.resolve()))
+    from pytest_tokcompat.matrix import MatrixError, load_matrix
+
+    matrix_file = matrix or (
+        Path("matrix/models.yaml") if Path("matrix/models.yaml").is_file() else bundled_matrix()
+    )
+    try:
+        case = load_matrix(matrix_file).by_id(case_or_path)
+    except MatrixError as error:
+        raise BisectError(f"{matrix_file}: the matrix has problems:\n{error}") from None
+    except KeyError:
+        raise BisectError(f"{case_or_path!r} is neither a folder nor a case id in {matrix_file}") from None
+    except OSError as error:
+        raise BisectError(f"{matrix_file}: cannot read it ({error.strerror})") from None
+    if case.snapshot is not None:
+        from pytest_tokcompat.snapshots import SnapshotError, materialize
+
+        try:
+            folder = materialize(case.snapshot)
+        except SnapshotError as error:
+            raise BisectError(f"case {case.id}: {error}") from None
+        return Target(case.id, str(folder.resolve()), None, case.trust_remote_code)
+    if case.repo is None:
+        raise BisectError(f"case {case.id} has neither a snapshot nor a repo")
+    return Target(case.id, case.repo, case.revision, case.trust_remote_code)
+
+
+class UvVerdict:
+    """The verdict at one release, judged in a throwaway uv environment under ``cache``."""
+
+    def __init__(
+        self, target: Target, cache: Path, *, uv: str | None = None, requirement: str | None = None
+    ) -> None:
+        self.target = target
+        self.cache = cache
+        self.uv = uv or shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+        self.requirement = requirement or package_requirement()
+
+    def _run(self, command: list[str], timeout: int, what: str, release: Version) -> str:
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        except FileNotFoundError:
+            raise BuildError(
+                f"cannot build an environment for transformers {release}: {command[0]} not found"
+            ) from None
+        except subprocess.TimeoutExpired:
+            raise BuildError(
+                f"cannot build an environment for transformers {release}: {what} timed out after {timeout}s"
+            ) from None
+        if done.returncode != 0:
+            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
+            raise BuildError(
+                f"cannot build an environment for transformers {release}: {what} failed "
+                f"(exit {done.returncode}):\n{tail}"
+            )
+        return done.stdout
+
+    def __call__(self, release: Version) -> str:
+        self.cache.mkdir(parents=True, exist_ok=True)
+        env = Path(tempfile.mkdtemp(prefix=f"tf-{release}-", dir=self.cache))
+        try:
+            self._run([self.uv, "venv", "--quiet", str(env)], BUILD_TIMEOUT, "uv venv", release)
+            python = env / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+            self._run(
+                [
+                    self.uv, "pip", "install", "--quiet", "--python", str(python),
+                    f"transformers=={release}", self.requirement,
+                ],
+                BUILD_TIMEOUT, "uv pip install", release,
+            )  # fmt: skip
+            command = [str(python), "-m", "pytest_tokcompat.cli", "check", self.target.argument, "--json"]
+            if self.target.revision:
+                command += ["--revision", self.target.revision]
+            if self.target.trust_remote_code:
+                command.append("--trust-remote-code")
+            try:
+                done = subprocess.run(
+                    command, capture_output=True, text=True, timeout=CHECK_TIMEOUT, check=False
+                )
+            except subprocess.TimeoutExpired:
+                raise BuildError(f"tokcompat check timed out under transformers {release}") from None
+            if done.returncode not in (0, 1):
+                tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+                raise BuildError(
+                    f"tokcompat check failed under transformers {release} (exit {done.returncode}):\n{tail}"
+                )
+            try:
+                return str(json.loads(done.stdout)["verdict"])
+            except (ValueError, KeyError, TypeError):
+                raise BuildError(f"tokcompat check under transformers {release} printed no verdict") from None
+        finally:
+            shutil.rmtree(env, ignore_errors=True)
+
+
+def make_verdict_function(target: Target, cache: Path) -> VerdictAt:
+    """The real verdict function; tests replace this."""
+    return UvVerdict(target, cache)
+
+
+def _version(text: str | None, flag: str) -> Version | None:
+    if text is None:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise BisectError(f"{flag} {text!r} is not a version") from None
+
+
+def run(
+    case_or_path: str,
+    *,
+    matrix: Path | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    pre: bool = False,
+    cache: Path | None = None,
+    out: Callable[[str], None] = print,
+) -> BisectResult:
+    """The ``tokcompat bisect`` command, less its exit status."""
+    from pytest_tokcompat import releases as releases_module
+
+    low, high = _version(start, "--from"), _version(end, "--to")
+    target = resolve_target(case_or_path, matrix)
+    try:
+        found = releases_module.discover_releases(pre=pre or bool(low and low.is_prerelease))
+    except releases_module.ReleaseError as error:
+        raise BisectError(f"cannot list the transformers releases: {error}") from None
+    chosen = select_range(found, low or MIN_SUPPORTED, high)
+    if low is not None and (not chosen or chosen[0] != low):
+        raise BisectError(f"--from {low} is not a published release of transformers")
+    if high is not None and (not chosen or chosen[-1] != high):
+        raise BisectError(f"--to {high} is not a published release of transformers")
+    if len(chosen) < 2:
+        raise BisectError("need at least two releases between --from and --to")
+    out(
+        f"bisecting {target.subject} over {len(chosen)} transformers releases, {chosen[0]} .. {chosen[-1]} "
+        f"(at most {max_builds(len(chosen))} builds)"
+    )
+    verdict_at = make_verdict_function(target, cache or default_cache())
+    return bisect_releases(chosen, verdict_at, subject=target.subject, report=out)

@@ -1,0 +1,94 @@
+"""From the merged grid's alarms to issue text: one stable title and a Markdown body per alarm.
+
+The title is keyed on the alarm's kind and subject only, never on a release, so
+that the nightly workflow finds the same open issue night after night (by exact
+title) and updates it, and closes it once the alarm is gone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pytest_tokcompat.alarms import NATIVE_DRIFT, OBSOLETE_ALIAS, UNEXPECTED_VERDICT
+from pytest_tokcompat.grid import GridAlarm
+
+TITLE_PREFIX = "tokcompat:"
+TITLE_LIMIT = 256  # GitHub's limit for an issue title
+_TITLES = {
+    OBSOLETE_ALIAS: "{subject} alias obsolete",
+    NATIVE_DRIFT: "{subject} native registration gives wrong ids",
+    UNEXPECTED_VERDICT: "{subject} verdict differs from the matrix",
+}
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class IssueText:
+    key: str
+    title: str
+    body: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _one_line(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def alarm_key(alarm: GridAlarm) -> str:
+    return f"{alarm.kind}:{alarm.subject}"
+
+
+def alarm_title(alarm: GridAlarm) -> str:
+    """``tokcompat: <subject> <what>``: the same for the same kind and subject, whatever the release."""
+    template = _TITLES.get(alarm.kind, "{subject} {kind}")
+    title = f"{TITLE_PREFIX} " + _one_line(template.format(subject=alarm.subject, kind=alarm.kind))
+    return title if len(title) <= TITLE_LIMIT else title[: TITLE_LIMIT - 1] + "…"
+
+
+def alarm_body(alarm: GridAlarm) -> str:
+    releases = ", ".join(alarm.releases) or alarm.first_release
+    lines = [
+        f"<!-- tokcompat-key: {alarm_key(alarm)} -->",
+        f"**{alarm.kind}** for `{alarm.subject}`, raised by the nightly tokcompat grid.",
+        "",
+        "### What",
+        "",
+        f"{alarm.message}.",
+        "",
+        "### First release",
+        "",
+        f"transformers {alarm.first_release}",
+        "",
+        "### All releases with this alarm",
+        "",
+        releases,
+        "",
+        "### What to do",
+        "",
+        f"{alarm.action}.",
+    ]
+    if alarm.kind == OBSOLETE_ALIAS:
+        lines += [
+            "",
+            "To find the exact first release between two grid columns, run "
+            "`tokcompat bisect CASE --from OLD --to NEW` on a case that carries this model type.",
+        ]
+    lines += [
+        "",
+        "---",
+        "This issue is updated by the nightly workflow while the alarm stands, and closed when it is gone.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def issue_texts(alarms: list[GridAlarm]) -> list[IssueText]:
+    """One text per alarm, in a stable order (by key); alarms with the same key become one."""
+    texts: dict[str, IssueText] = {}
+    for alarm in alarms:
+        key = alarm_key(alarm)
+        texts.setdefault(key, IssueText(key, alarm_title(alarm), alarm_body(alarm)))
+    return [texts[key] for key in sorted(texts)]
