@@ -14,10 +14,20 @@ from typing import Any
 import pytest
 
 from pytest_tokcompat.aliases import REGISTRY, Alias
+from pytest_tokcompat.ladder import DEFAULT_LOAD_TIMEOUT, DEFAULT_MAX_FILE_MB, Limits
 from pytest_tokcompat.matrix import Case, Matrix
 from pytest_tokcompat.runner import FAILED, NOT_CHECKED, run_alias, run_case
 
 PROPERTY = "tokcompat"
+
+
+def limits_from(config: pytest.Config) -> Limits:
+    timeout = config.getoption("tokcompat_load_timeout")
+    max_mb = config.getoption("tokcompat_max_file_mb")
+    return Limits(
+        load_timeout=DEFAULT_LOAD_TIMEOUT if timeout is None else (timeout or None),
+        max_file_mb=DEFAULT_MAX_FILE_MB if max_mb is None else max_mb,
+    )
 
 
 class TokcompatFailure(Exception):
@@ -51,7 +61,7 @@ class CaseItem(_TokcompatItem):
 
     def runtest(self) -> None:
         record_mode = bool(self.config.getoption("tokcompat_record"))
-        outcome = run_case(self.case, record=record_mode)
+        outcome = run_case(self.case, record=record_mode, limits=limits_from(self.config))
         self._record(outcome.to_json())
         if outcome.status == NOT_CHECKED:
             if self.config.getoption("tokcompat_require_hub"):
@@ -73,22 +83,23 @@ class AliasItem(_TokcompatItem):
 
     def runtest(self) -> None:
         assert isinstance(self.parent, MatrixFile)
-        status, message, alarms, case_ids = run_alias(self.alias, self.parent.matrix.cases)
+        outcome = run_alias(self.alias, self.parent.matrix.cases)
         self._record(
             {
                 "kind": "alias",
                 "id": f"alias:{self.alias.model_type}",
-                "status": status,
-                "message": message,
+                "status": outcome.status,
+                "verdict": outcome.state,
+                "message": outcome.message,
                 "alias": self.alias.to_json(),
-                "cases": case_ids,
-                "alarms": [a.to_json() for a in alarms],
+                "cases": outcome.case_ids,
+                "alarms": [a.to_json() for a in outcome.alarms],
             }
         )
-        if status == NOT_CHECKED:
-            pytest.skip(f"not checked: {message}")
-        if status == FAILED:
-            raise TokcompatFailure(f"alias {self.alias.model_type}: {message}")
+        if outcome.status == NOT_CHECKED:
+            pytest.skip(f"not checked: {outcome.message}")
+        if outcome.status == FAILED:
+            raise TokcompatFailure(f"alias {self.alias.model_type}: {outcome.message}")
 
     def reportinfo(self) -> tuple[Path, int, str]:
         import pytest_tokcompat.aliases as module

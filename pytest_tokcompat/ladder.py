@@ -9,6 +9,8 @@ isolated, so nothing one attempt registers changes the next.
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +35,59 @@ from pytest_tokcompat.static import StaticView, special_tokens, static_view
 
 REMEDIES = ("native", "auto_map", "alias")
 BROKEN, UNCHECKED = "broken", "not-checked"
+DEFAULT_LOAD_TIMEOUT = 300.0
+DEFAULT_MAX_FILE_MB = 512
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long one load may take, and how large a tokenizer file may be, before it is refused."""
+
+    load_timeout: float | None = DEFAULT_LOAD_TIMEOUT
+    max_file_mb: float = DEFAULT_MAX_FILE_MB
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class LoadTimeout(Exception):
+    """A load ran past its time limit (remote code that hangs, a pathological file)."""
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Interrupt the block after ``seconds`` (main thread only; elsewhere, no limit is applied)."""
+    if (
+        not seconds
+        or threading.current_thread() is not threading.main_thread()
+        or not hasattr(signal, "setitimer")
+    ):
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise LoadTimeout(f"the load took longer than {seconds:g} s (--tokcompat-load-timeout)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check_file_sizes(folder: Path, names: list[str], max_file_mb: float) -> None:
+    """Refuse tokenizer files over the cap before anything parses them."""
+    from pytest_tokcompat.static import CheckpointError
+
+    for name in names:
+        size = (folder / name).stat().st_size
+        if size > max_file_mb * 1024 * 1024:
+            raise CheckpointError(
+                f"{folder / name} is {size / 1024 / 1024:.0f} MB, over the {max_file_mb:g} MB cap; "
+                "if the file is genuine, raise --tokcompat-max-file-mb"
+            )
 
 
 @dataclass
@@ -168,6 +223,7 @@ def judge(
     registry: dict[str, Alias] | None = None,
     record_as: str | None = None,
     keep_tokenizer: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Judgement:
     """Run the ladder on one checkpoint folder under the installed transformers.
 
@@ -179,6 +235,7 @@ def judge(
     from pytest_tokcompat.aliases import find_alias
 
     alias = find_alias(view.model_type, registry)
+    check_file_sizes(folder, view.tokenizer_files, limits.max_file_mb)
     reference = reference_tokenizer(folder)
     texts = probe_texts(extra_texts, special_tokens(folder, reference))
     truth: Truth | None = ground_truth(folder, texts, golden_path, reference)
@@ -196,7 +253,10 @@ def judge(
         started = time.perf_counter()
         with isolated_transformers(), _transformers_warnings() as warnings:
             try:
-                loaded = load_with(folder, remedy, alias)
+                with time_limit(limits.load_timeout):
+                    loaded = load_with(folder, remedy, alias)
+            except LoadTimeout as error:
+                attempt.status, attempt.detail, loaded = "timeout", str(error), None
             except Exception as error:  # any failure to load is this attempt's result
                 attempt.detail = _error_text(error)
                 loaded = None

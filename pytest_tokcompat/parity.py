@@ -72,8 +72,15 @@ def reference_tokenizer(folder: Path) -> Any | None:
     if key not in _REFERENCES:
         from tokenizers import Tokenizer
 
+        from pytest_tokcompat.static import CheckpointError
+
         _REFERENCES.clear()  # one large reference at a time keeps workers' memory flat
-        _REFERENCES[key] = Tokenizer.from_file(str(path))
+        try:
+            _REFERENCES[key] = Tokenizer.from_file(str(path))
+        except Exception as error:  # the tokenizers library raises a bare Exception for bad files
+            raise CheckpointError(
+                f"{path} is not a valid tokenizer.json ({str(error)[:200]}); re-download it"
+            ) from None
     return _REFERENCES[key]
 
 

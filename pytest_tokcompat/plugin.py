@@ -36,6 +36,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="fail, rather than skip, cases whose hub files cannot be had",
     )
+    group.addoption(
+        "--tokcompat-load-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="time limit of one tokenizer load (default 300; 0 for none)",
+    )
+    group.addoption(
+        "--tokcompat-max-file-mb",
+        metavar="MB",
+        type=float,
+        default=None,
+        help="refuse tokenizer files larger than this (default 512)",
+    )
     parser.addini("tokcompat_matrix", "the matrix YAML used by --tokcompat", default="")
 
 

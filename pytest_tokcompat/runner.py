@@ -12,7 +12,7 @@ from typing import Any
 
 from pytest_tokcompat.alarms import Alarm, alias_alarms, verdict_alarm
 from pytest_tokcompat.aliases import Alias
-from pytest_tokcompat.ladder import Judgement, judge, transformers_version
+from pytest_tokcompat.ladder import DEFAULT_LIMITS, Attempt, Judgement, Limits, judge, transformers_version
 from pytest_tokcompat.matrix import Case
 from pytest_tokcompat.snapshots import SnapshotError, materialize
 from pytest_tokcompat.static import CheckpointError, read_json_object
@@ -24,6 +24,10 @@ _JUDGED: dict[tuple[str, str], Judgement] = {}
 
 class NotReachable(Exception):
     """The checkpoint's files cannot be had here (hub offline, not cached): the case is not checked."""
+
+
+class NotRunnable(ValueError):
+    """The case cannot run as written (remote code at a movable revision, a bad name): it fails with the fix."""
 
 
 @dataclass
@@ -39,7 +43,7 @@ class CaseOutcome:
 
     @property
     def verdict(self) -> str | None:
-        return self.judgement.verdict if self.judgement else None
+        return self.judgement.verdict if self.judgement else self.extra.get("verdict")
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -72,7 +76,7 @@ def model_type_of(case: Case) -> str | None:
     """The case's model_type from config.json alone, for grouping cases under an alias."""
     try:
         config = read_json_object(resolve_folder(case) / "config.json")
-    except (CheckpointError, SnapshotError, NotReachable):
+    except (CheckpointError, SnapshotError, NotReachable, NotRunnable):
         return None
     value = config.get("model_type")
     return value if isinstance(value, str) else None
@@ -84,6 +88,7 @@ def run_case(
     record: bool = False,
     keep_tokenizer: bool = False,
     registry: dict[str, Alias] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> CaseOutcome:
     version = transformers_version()
     try:
@@ -94,7 +99,7 @@ def run_case(
         folder = resolve_folder(case)
     except NotReachable as error:
         return CaseOutcome(case.id, NOT_CHECKED, str(error), expected)
-    except (SnapshotError, CheckpointError) as error:
+    except (SnapshotError, CheckpointError, NotRunnable) as error:
         return CaseOutcome(case.id, FAILED, str(error), expected)
     try:
         judgement = judge(
@@ -105,9 +110,16 @@ def run_case(
             registry=registry,
             record_as=case.id if record else None,
             keep_tokenizer=keep_tokenizer,
+            limits=limits,
         )
     except CheckpointError as error:
-        return CaseOutcome(case.id, FAILED, f"{error} (case {case.id!r} at {case.location})", expected)
+        # The checkpoint's own files are unusable: no remedy can load it, so the verdict is broken.
+        status = PASSED if expected == "broken" else FAILED
+        outcome = CaseOutcome(
+            case.id, status, f"broken: {error} (case {case.id!r} at {case.location})", expected
+        )
+        outcome.extra = {"verdict": "broken", "location": case.location}
+        return outcome
     _JUDGED[(case.id, str(folder))] = judgement
     outcome = CaseOutcome(case.id, PASSED, "", expected, judgement, folder=folder)
     outcome.extra = {"repo": case.repo, "location": case.location, "note": case.note}
@@ -144,18 +156,32 @@ def describe_attempts(judgement: Judgement) -> str:
     return "\n".join(lines)
 
 
-def run_alias(
-    alias: Alias, cases: list[Case], registry: dict[str, Alias] | None = None
-) -> tuple[str, str, list[Alarm], list[str]]:
-    """Judge an alias's lifecycle on the cases of its model_type: (status, message, alarms, case ids)."""
+@dataclass
+class AliasOutcome:
+    status: str
+    message: str
+    state: str
+    """unused (plain loading works without it), needed, obsolete (native and right), or drift."""
+    alarms: list[Alarm] = field(default_factory=list)
+    case_ids: list[str] = field(default_factory=list)
+
+
+def alias_state(judgements: list[Judgement]) -> str:
+    """What the alias is for under this transformers, judged on its cases."""
+    if any(j.static.registered_natively for j in judgements):
+        native_ok = all(
+            (j.attempt("native") or Attempt("native", "skipped")).status == "ok" for j in judgements
+        )
+        return "obsolete" if native_ok else "drift"
+    return "needed" if any(j.verdict == "alias" for j in judgements) else "unused"
+
+
+def run_alias(alias: Alias, cases: list[Case], registry: dict[str, Alias] | None = None) -> AliasOutcome:
+    """Judge an alias's lifecycle on the cases of its model_type."""
     relevant = [case for case in cases if model_type_of(case) == alias.model_type]
     if not relevant:
-        return (
-            NOT_CHECKED,
-            f"no case in the matrix has model_type {alias.model_type!r}; add one to check this alias",
-            [],
-            [],
-        )
+        message = f"no case in the matrix has model_type {alias.model_type!r}; add one to check this alias"
+        return AliasOutcome(NOT_CHECKED, message, "not-checked")
     judgements: list[tuple[str, Judgement]] = []
     for case in relevant:
         try:
@@ -170,15 +196,23 @@ def run_alias(
                     registry=registry,
                 )
             judgements.append((case.id, judgement))
-        except (NotReachable, SnapshotError, CheckpointError):
+        except (NotReachable, NotRunnable, SnapshotError, CheckpointError):
             continue
     if not judgements:
-        return NOT_CHECKED, f"none of the cases of {alias.model_type!r} could be loaded here", [], []
+        message = f"none of the cases of {alias.model_type!r} could be loaded here"
+        return AliasOutcome(NOT_CHECKED, message, "not-checked")
     alarms = alias_alarms(alias, judgements)
     ids = [case_id for case_id, _ in judgements]
+    state = alias_state([j for _, j in judgements])
     if alarms:
-        return FAILED, "\n".join(str(a) for a in alarms), alarms, ids
+        return AliasOutcome(FAILED, "\n".join(str(a) for a in alarms), state, alarms, ids)
     version = judgements[0][1].transformers_version
-    native = judgements[0][1].static.registered_natively
-    state = "retired (native)" if native else "needed"
-    return PASSED, f"alias {alias.model_type} under transformers {version}: {state}", [], ids
+    explain = {
+        "unused": "plain loading keeps parity without it",
+        "needed": "the alias is the remedy",
+        "obsolete": f"transformers registers it natively (recorded: native since {alias.native_since})",
+        "drift": f"the native registration drifts (acknowledged: {alias.native_drift})",
+    }[state]
+    return AliasOutcome(
+        PASSED, f"alias {alias.model_type} under transformers {version}: {state}: {explain}", state, [], ids
+    )

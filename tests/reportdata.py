@@ -86,11 +86,14 @@ def case(
     }
 
 
-def alias_record(model_type: str, version: str, status: str = "passed") -> dict[str, Any]:
+def alias_record(
+    model_type: str, version: str, status: str = "passed", state: str = "needed"
+) -> dict[str, Any]:
     return {
         "kind": "alias",
         "id": f"alias:{model_type}",
         "status": status,
+        "verdict": state,
         "message": f"alias {model_type} under transformers {version}: needed",
         "alias": {"model_type": model_type, "native_since": None, "native_drift": None},
         "cases": ["deepseek-v3.2-exp"],

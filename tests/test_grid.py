@@ -163,15 +163,18 @@ def test_unexpected_and_drift_marks(tmp_path: Path) -> None:
     assert f"native {MARK_CHANGED}" in markdown
 
 
-def test_alias_records_read_as_ok_or_alarm(tmp_path: Path) -> None:
+def test_alias_rows_show_the_alias_state_and_mark_alarms(tmp_path: Path) -> None:
     grid = grid_of(
         tmp_path,
         {
             "a.json": report("5.10.4", [alias_record("deepseek_v32", "5.10.4")]),
-            "b.json": report("5.11.0", [alias_record("deepseek_v32", "5.11.0", "failed")]),
+            "b.json": report("5.11.0", [alias_record("deepseek_v32", "5.11.0", "failed", "obsolete")]),
         },
     )
-    assert [c.verdict for c in grid.rows["alias:deepseek_v32"].values()] == ["ok", "alarm"]
+    cells = list(grid.rows["alias:deepseek_v32"].values())
+    assert [c.verdict for c in cells] == ["needed", "obsolete"]
+    assert [c.unexpected for c in cells] == [False, True]
+    assert cells[1].changed
 
 
 def test_alarms_first_release_and_all_releases(tmp_path: Path) -> None:

@@ -54,7 +54,9 @@ def ladder_matrix(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) ->
 
 
 @pytest.mark.parametrize("xdist", XDIST_MODES)
-def test_every_verdict_of_the_ladder(pytester: pytest.Pytester, ladder_matrix: Path, xdist: list[str]) -> None:
+def test_every_verdict_of_the_ladder(
+    pytester: pytest.Pytester, ladder_matrix: Path, xdist: list[str]
+) -> None:
     result = run(pytester, ladder_matrix, "--tokcompat-report=report.json", *xdist)
     result.assert_outcomes(passed=6, skipped=1)  # the deepseek_v32 alias has no case here: not checked
     verdicts = {c["id"]: c["verdict"] for c in report_of(pytester)["cases"] if c["kind"] == "case"}
@@ -86,7 +88,9 @@ def test_report_is_written_once_and_complete(
     assert not list(pytester.path.glob(".report.json.*")), "no temporary file is left behind"
 
 
-def test_remote_code_never_runs_without_opt_in(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_remote_code_never_runs_without_opt_in(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     canary = pytester.path / "canary"
     monkeypatch.setenv("TOKCOMPAT_CANARY", str(canary))
     toys.remote_toy(pytester.path / "remote")
@@ -149,7 +153,9 @@ def test_bad_matrix_reports_every_problem_with_file_and_line(pytester: pytest.Py
 
 def test_no_expectation_for_the_installed_release_fails(pytester: pytest.Pytester) -> None:
     toys.native_toy(pytester.path / "native")
-    matrix = write_matrix(pytester.path, "  - id: native\n    snapshot: native\n    expect: {'<1.0': native}\n")
+    matrix = write_matrix(
+        pytester.path, "  - id: native\n    snapshot: native\n    expect: {'<1.0': native}\n"
+    )
     result = run(pytester, matrix)
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*no expectation for transformers *add a range that covers it*"])
@@ -168,13 +174,17 @@ def _gpt2_alias_conftest(native_since: str | None, native_drift: str | None = No
 
 
 @pytest.mark.parametrize("xdist", XDIST_MODES)
-def test_obsolete_alias_alarm_until_the_release_is_recorded(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_obsolete_alias_alarm_until_the_release_is_recorded(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
     toys.native_toy(pytester.path / "native")
     matrix = write_matrix(pytester.path, "  - {id: native, snapshot: native, expect: native}\n")
     pytester.makeconftest(_gpt2_alias_conftest(native_since=None))
     result = run(pytester, matrix, "--tokcompat-report=report.json", *xdist)
     result.assert_outcomes(passed=1, failed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*[[]obsolete-alias[]] transformers * registers gpt2 natively*record native_since=*"])
+    result.stdout.fnmatch_lines(
+        ["*[[]obsolete-alias[]] transformers * registers gpt2 natively*record native_since=*"]
+    )
     assert [a["kind"] for a in report_of(pytester)["alarms"]] == ["obsolete-alias"]
     pytester.makeconftest(_gpt2_alias_conftest(native_since="0.0.1"))
     run(pytester, matrix, *xdist).assert_outcomes(passed=2, skipped=1)
@@ -190,7 +200,12 @@ def test_native_drift_alarm_keeps_the_alias(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(_gpt2_alias_conftest(native_since=None))
     result = run(pytester, matrix)
     result.assert_outcomes(passed=1, failed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*[[]native-drift[]]*registers gpt2 natively but plain loading*", "*record this release in native_drift*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*[[]native-drift[]]*registers gpt2 natively but plain loading*",
+            "*record this release in native_drift*",
+        ]
+    )
     pytester.makeconftest(_gpt2_alias_conftest(native_since=None, native_drift=">=0.0.1"))
     run(pytester, matrix).assert_outcomes(passed=2, skipped=1)
 
@@ -232,7 +247,9 @@ def test_user_fixtures_are_parametrized_over_the_matrix(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(["*test_hello_is_two_tokens[[]native[]] PASSED*", "*[[]alias[]] PASSED*"])
 
 
-def test_without_the_flag_nothing_is_added_and_transformers_is_not_imported(pytester: pytest.Pytester) -> None:
+def test_without_the_flag_nothing_is_added_and_transformers_is_not_imported(
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makepyfile(
         test_plain="""
         import sys

@@ -11,19 +11,24 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-CORPUS = ["hello world the quick brown fox", "def f(x): return x", "中文 测试 emoji 🤖", "  spaces\tand\ttabs\n"] * 20
+CORPUS = [
+    "hello world the quick brown fox",
+    "def f(x): return x",
+    "中文 测试 emoji 🤖",
+    "  spaces\tand\ttabs\n",
+] * 20
 
 TOY_ALIAS_TYPE = "tokcompat_toy_new"
 
-REMOTE_CONFIG = '''
+REMOTE_CONFIG = """
 from transformers import PretrainedConfig
 
 
 class ToyConfig(PretrainedConfig):
     model_type = "tokcompat_toy_remote"
-'''
+"""
 
-REMOTE_TOKENIZER = '''
+REMOTE_TOKENIZER = """
 import os
 from pathlib import Path
 
@@ -36,7 +41,7 @@ if _canary:
 
 class ToyTokenizerFast(PreTrainedTokenizerFast):
     pass
-'''
+"""
 
 
 def tokenizer_document() -> dict[str, Any]:
@@ -62,7 +67,10 @@ def _write(folder: Path, files: dict[str, Any]) -> Path:
 
 def _vocab_and_merges(document: dict[str, Any]) -> dict[str, Any]:
     merges = [m if isinstance(m, str) else " ".join(m) for m in document["model"]["merges"]]
-    return {"vocab.json": document["model"]["vocab"], "merges.txt": "#version: 0.2\n" + "\n".join(merges) + "\n"}
+    return {
+        "vocab.json": document["model"]["vocab"],
+        "merges.txt": "#version: 0.2\n" + "\n".join(merges) + "\n",
+    }
 
 
 def native_toy(folder: Path) -> Path:
@@ -81,8 +89,11 @@ def alias_toy(folder: Path) -> Path:
     """An unknown model_type with only vocab.json/merges.txt: loads only as a gpt2 alias."""
     return _write(
         folder,
-        {"config.json": {"model_type": TOY_ALIAS_TYPE}, "tokenizer_config.json": {},
-         **_vocab_and_merges(tokenizer_document())},
+        {
+            "config.json": {"model_type": TOY_ALIAS_TYPE},
+            "tokenizer_config.json": {},
+            **_vocab_and_merges(tokenizer_document()),
+        },
     )
 
 
@@ -90,8 +101,11 @@ def broken_toy(folder: Path) -> Path:
     """Like the alias toy, but with a model_type no alias covers: nothing loads it."""
     return _write(
         folder,
-        {"config.json": {"model_type": "tokcompat_toy_unknown"}, "tokenizer_config.json": {},
-         **_vocab_and_merges(tokenizer_document())},
+        {
+            "config.json": {"model_type": "tokcompat_toy_unknown"},
+            "tokenizer_config.json": {},
+            **_vocab_and_merges(tokenizer_document()),
+        },
     )
 
 

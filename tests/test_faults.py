@@ -1,0 +1,158 @@
+"""Never a false pass: broken checkpoints, hanging remote code, oversized files, dying workers."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import toys
+
+from pytest_tokcompat.isolation import registry_fingerprint
+from pytest_tokcompat.ladder import Limits, judge
+from pytest_tokcompat.matrix import parse_matrix
+from pytest_tokcompat.runner import FAILED, PASSED, run_case
+
+pytest_plugins = ["pytester"]
+
+
+def case_for(folder: Path, expect: str = "native", trust: bool = False) -> object:
+    matrix_path = folder.parent / "models.yaml"
+    text = f"cases:\n  - id: {folder.name}\n    snapshot: {folder.name}\n    expect: {expect}\n"
+    text += "    trust_remote_code: true\n" if trust else ""
+    matrix_path.write_text(text)
+    return parse_matrix(text, matrix_path).cases[0]
+
+
+def test_config_that_is_not_json_is_broken_with_the_file_named(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "bad-json")
+    (folder / "config.json").write_text("{not json")
+    outcome = run_case(case_for(folder))
+    assert (outcome.status, outcome.verdict) == (FAILED, "broken")
+    assert "config.json is not valid JSON" in outcome.message and "re-download it" in outcome.message
+
+
+def test_config_that_is_not_an_object_is_broken(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "list-config")
+    (folder / "config.json").write_text("[1, 2]")
+    outcome = run_case(case_for(folder, expect="broken"))
+    assert (outcome.status, outcome.verdict) == (PASSED, "broken")
+    assert "must hold a JSON object, not list" in outcome.message
+
+
+def test_config_without_model_type_is_judged_and_says_so(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "no-model-type")
+    (folder / "config.json").write_text("{}")
+    judgement = judge(folder)
+    assert judgement.model_type is None
+    assert judgement.verdict in {"native", "broken"}
+    if judgement.verdict == "native":
+        assert judgement.parity.ok
+
+
+def test_truncated_tokenizer_json_is_broken(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "truncated")
+    data = (folder / "tokenizer.json").read_bytes()
+    (folder / "tokenizer.json").write_bytes(data[: len(data) // 2])
+    outcome = run_case(case_for(folder))
+    assert outcome.verdict == "broken"
+    assert "tokenizer.json is not a valid tokenizer.json" in outcome.message
+
+
+def test_tokenizer_class_that_does_not_exist(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "no-such-class")
+    (folder / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "NoSuchTokenizer"}))
+    judgement = judge(folder)
+    native = judgement.attempt("native")
+    assert native is not None
+    if judgement.verdict == "broken":  # transformers 4.x refuses the class
+        assert "NoSuchTokenizer" in (native.detail or "")
+    else:  # transformers 5.x falls back to tokenizer.json, and parity proves it right
+        assert judgement.verdict == "native" and judgement.parity.ok
+
+
+def test_auto_map_naming_a_missing_file(tmp_path: Path) -> None:
+    folder = toys.remote_toy(tmp_path / "missing-code")
+    (folder / "tokenization_toy.py").unlink()
+    judgement = judge(folder, trust_remote_code=True)
+    assert judgement.verdict == "broken"
+    remote = judgement.attempt("auto_map")
+    assert remote is not None and remote.status == "load-error"
+    assert "tokenization_toy" in (remote.detail or "")
+
+
+def test_remote_code_that_raises(tmp_path: Path) -> None:
+    folder = toys.remote_toy(tmp_path / "raising")
+    (folder / "tokenization_toy.py").write_text("raise RuntimeError('the remote code exploded')\n")
+    judgement = judge(folder, trust_remote_code=True)
+    remote = judgement.attempt("auto_map")
+    assert judgement.verdict == "broken"
+    assert remote is not None and remote.detail == "RuntimeError: the remote code exploded"
+
+
+def test_remote_code_that_hangs_is_stopped_and_reported(tmp_path: Path) -> None:
+    folder = toys.remote_toy(tmp_path / "hanging")
+    code = (folder / "tokenization_toy.py").read_text()
+    (folder / "tokenization_toy.py").write_text("import time\ntime.sleep(120)\n" + code)
+    started = time.monotonic()
+    judgement = judge(folder, trust_remote_code=True, limits=Limits(load_timeout=1.5))
+    assert time.monotonic() - started < 30
+    remote = judgement.attempt("auto_map")
+    assert judgement.verdict == "broken"
+    assert remote is not None and remote.status == "timeout"
+    assert "longer than 1.5 s" in (remote.detail or "")
+
+
+def test_tokenizer_file_over_the_size_cap_is_refused(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "huge")
+    outcome = run_case(case_for(folder), limits=Limits(max_file_mb=0.001))
+    assert outcome.verdict == "broken"
+    assert "over the 0.001 MB cap" in outcome.message and "--tokcompat-max-file-mb" in outcome.message
+
+
+def test_an_attempt_that_fails_half_way_leaves_no_registration(tmp_path: Path) -> None:
+    import pytest_tokcompat.aliases as aliases
+
+    folder = toys.alias_toy(tmp_path / "half-way")
+    (folder / "merges.txt").write_text("#version: 0.2\nthis is not a merge line at all\n")
+    toy = aliases.Alias(
+        toys.TOY_ALIAS_TYPE, "transformers.models.gpt2.configuration_gpt2.GPT2Config", "gpt2", "x"
+    )
+    before = registry_fingerprint()
+    judgement = judge(folder, registry={toy.model_type: toy})
+    assert judgement.attempt("alias") is not None
+    assert registry_fingerprint() == before
+
+
+def test_a_dying_worker_leaves_the_other_records_and_its_case_not_checked(pytester: pytest.Pytester) -> None:
+    for name in ("first", "victim", "third"):
+        toys.native_toy(pytester.path / name)
+    matrix = pytester.path / "models.yaml"
+    matrix.write_text(
+        "cases:\n"
+        + "".join(
+            f"  - {{id: {name}, snapshot: {name}, expect: native}}\n" for name in ("first", "victim", "third")
+        )
+    )
+    pytester.makeconftest(
+        "import os\n"
+        "def pytest_runtest_call(item):\n"
+        "    if item.name == 'victim' and os.environ.get('PYTEST_XDIST_WORKER'):\n"
+        "        os._exit(3)\n"
+    )
+    result = pytester.runpytest(
+        "--tokcompat",
+        f"--tokcompat-matrix={matrix}",
+        "--tokcompat-report=report.json",
+        "-n",
+        "2",
+        "-p",
+        "no:randomly",
+    )
+    assert result.ret != 0
+    report = json.loads((pytester.path / "report.json").read_text())
+    records = {record["id"]: record for record in report["cases"]}
+    assert records["first"]["verdict"] == records["third"]["verdict"] == "native"
+    assert records["victim"]["status"] in ("not-checked", "failed")
+    assert records["victim"]["verdict"] is None, "a case that never ran has no verdict"
