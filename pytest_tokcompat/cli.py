@@ -30,7 +30,12 @@ def _check(args: argparse.Namespace) -> int:
         else:
             from pytest_tokcompat.hub import resolve_name
 
-            folder = resolve_name(args.path, args.revision, trust_remote_code=args.trust_remote_code)
+            folder = resolve_name(
+                args.path,
+                args.revision,
+                trust_remote_code=args.trust_remote_code,
+                matrix=Path(args.matrix) if args.matrix else None,
+            )
         judgement = judge(folder, trust_remote_code=args.trust_remote_code, extra_texts=args.text or ())
     except (CheckpointError, SnapshotError, NotReachable, ValueError) as error:
         print(f"tokcompat check: {error}", file=sys.stderr)
@@ -133,6 +138,14 @@ def _issue_text(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _resolve(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.hub import resolve_command
+
+    code, text = resolve_command(args.name, Path(args.matrix) if args.matrix else None)
+    print(text, file=sys.stdout if code == 0 else sys.stderr)
+    return code
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tokcompat", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -147,7 +160,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--text", action="append", help="an extra probe text (repeatable)")
     check.add_argument("--json", action="store_true", help="print the JSON record")
+    check.add_argument("--matrix", default=None, metavar="FILE", help="matrix used to look up served names")
     check.set_defaults(handler=_check)
+    resolve = commands.add_parser("resolve", help="the hub repo a served model name or case id stands for")
+    resolve.add_argument("name", help="a served model name, a case id or a hub repo id")
+    resolve.add_argument(
+        "--matrix", default=None, metavar="FILE", help="the matrix YAML (default: the bundled one)"
+    )
+    resolve.set_defaults(handler=_resolve)
     report = commands.add_parser("report", help="merge per-release JSON reports into one grid")
     report.add_argument("reports", nargs="+", help="JSON reports written by --tokcompat-report")
     report.add_argument("--format", choices=("markdown", "json", "html"), default="markdown")

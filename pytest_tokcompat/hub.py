@@ -1,15 +1,25 @@
 """Hub checkpoints through huggingface_hub: only the files tokenizer loading needs, never weights.
 
 The real huggingface_hub calls are used, so HF_HOME, HF_HUB_CACHE, HF_HUB_OFFLINE
-and HF_TOKEN behave as users expect; where the hub cannot be reached and the
-cache has no copy, the case is not checked, never passed.
+and HF_TOKEN behave as users expect, and the cache is shared by runs and xdist
+workers (huggingface_hub locks its own files). Where the hub cannot be reached
+and the cache has no copy, the case is not checked, never passed. Remote code is
+fetched only for entries that opt in, only the modules tokenizer loading imports,
+and only at a commit sha, so the code that runs is the code someone reviewed.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
-from pytest_tokcompat.runner import NotReachable
+from pytest_tokcompat.matrix import Case, MatrixError, load_matrix
+from pytest_tokcompat.runner import NotReachable, NotRunnable
 
 TOKENIZER_PATTERNS = [
     "config.json",
@@ -21,46 +31,353 @@ TOKENIZER_PATTERNS = [
     "vocab.txt",
     "merges.txt",
     "tokenizer.model",
+    "spiece.model",
+    "sentencepiece.bpe.model",
     "*.tiktoken",
     "tiktoken.model",
     "chat_template.jinja",
     "chat_template.json",
+    "additional_chat_templates/*.jinja",
 ]
+"""What AutoTokenizer reads; no weights and no code (code is fetched by name, see remote_code_modules)."""
+
+COMMIT_SHA = re.compile(r"^[0-9a-f]{40}$")
+_TRUE = {"1", "ON", "YES", "TRUE"}
+_CODE_KEYS = ("AutoConfig", "AutoTokenizer")
+"""The auto_map entries AutoTokenizer imports; modeling code is never needed for a tokenizer."""
 
 
-def resolve_repo(repo: str, revision: str | None, *, trust_remote_code: bool = False) -> Path:
-    """The local snapshot folder of ``repo`` at ``revision`` (downloaded, or from the cache offline)."""
-    from huggingface_hub import snapshot_download
+class UnknownName(NotRunnable):
+    """A name that is neither a folder, a hub repo id, nor a served name or id in the matrix."""
+
+
+def hub_cache_dir() -> Path:
+    """The hub cache as huggingface_hub computes it, but from the environment at call time.
+
+    huggingface_hub reads HF_HUB_CACHE/HF_HOME once, at import; reading them per call
+    lets a process (and a test) point one run at another cache.
+    """
+    env = os.environ
+    for key in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if env.get(key):
+            return Path(os.path.expandvars(os.path.expanduser(env[key])))
+    home = env.get("HF_HOME") or os.path.join(
+        env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface"
+    )
+    return Path(os.path.expandvars(os.path.expanduser(home))) / "hub"
+
+
+def hub_offline() -> bool:
+    """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) as set now, else as huggingface_hub read it at import."""
+    for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        value = os.environ.get(key)
+        if value:
+            return value.upper() in _TRUE
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def is_commit_sha(revision: str | None) -> bool:
+    return revision is not None and COMMIT_SHA.match(revision) is not None
+
+
+def require_pinned(repo: str, revision: str | None) -> None:
+    """Refuse remote code at a branch or tag: its code can change between review and run."""
+    if is_commit_sha(revision):
+        return
+    what = (
+        f"revision {revision!r} is a branch or tag" if revision else "no revision is pinned (default branch)"
+    )
+    raise NotRunnable(
+        f"{repo}: trust_remote_code is refused: {what}, and the code there can change under us; "
+        "pin the commit whose code you reviewed (40 hex characters): 'revision: <sha>' in the matrix "
+        "entry, --revision SHA on the command line, or load_tokenizer(..., revision='<sha>')"
+    )
+
+
+def _fill_hint(repo: str, revision: str | None) -> str:
+    pinned = f" --revision {revision}" if revision else ""
+    return (
+        f"run `tokcompat check {repo}{pinned}` once where the hub is reachable (it fetches only the "
+        f"tokenizer files), or point HF_HUB_CACHE (or HF_HOME) at a cache that holds them; "
+        f"the cache used was {hub_cache_dir()}"
+    )
+
+
+def _cached_revisions(repo: str) -> str:
+    """What the cache does hold for ``repo``, so a user sees a revision mismatch at once."""
+    storage = hub_cache_dir() / f"models--{repo.replace('/', '--')}"
+    refs = storage / "refs"
+    names = (
+        sorted(
+            f"{p.relative_to(refs).as_posix()} -> {p.read_text().strip()[:12]}"
+            for p in refs.rglob("*")
+            if p.is_file()
+        )
+        if refs.is_dir()
+        else []
+    )
+    snapshots = sorted(p.name[:12] for p in (storage / "snapshots").glob("*")) if storage.is_dir() else []
+    if not names and not snapshots:
+        return "the cache holds nothing of this repo"
+    return f"the cache holds refs [{', '.join(names)}] and snapshots [{', '.join(snapshots)}]"
+
+
+def _translate(error: Exception, repo: str, revision: str | None) -> Exception:
+    """huggingface_hub's error as NotReachable/NotRunnable with what to do; other errors unchanged."""
     from huggingface_hub.errors import (
         GatedRepoError,
+        HfHubHTTPError,
+        HFValidationError,
+        IncompleteSnapshotError,
         LocalEntryNotFoundError,
         RepositoryNotFoundError,
         RevisionNotFoundError,
     )
 
-    patterns = TOKENIZER_PATTERNS + (["*.py"] if trust_remote_code else [])
+    at = f"{repo}@{revision or 'main'}"
+    if isinstance(error, GatedRepoError):
+        token = (
+            "HF_TOKEN is set but its account has no access"
+            if os.environ.get("HF_TOKEN")
+            else "HF_TOKEN is not set"
+        )
+        return NotReachable(
+            f"{repo} is a gated repo and the hub refused access ({token}): accept the repo's terms on its "
+            "hub page, then set HF_TOKEN to a token of that account (or `hf auth login`)"
+        )
+    if isinstance(error, RepositoryNotFoundError):
+        return NotReachable(
+            f"{repo} was not found on the hub, or is private: check the repo id, or set HF_TOKEN to a token "
+            "with access"
+        )
+    if isinstance(error, RevisionNotFoundError):
+        return NotReachable(f"{repo} has no revision {revision!r}: check the commit sha in the matrix entry")
+    if isinstance(error, IncompleteSnapshotError):
+        missing = re.search(r"\d+ file\(s\) are missing \(([^)]*(?:\([^)]*\))?[^)]*)\)", str(error))
+        listed = f" (missing: {missing.group(1)})" if missing else ""
+        return NotReachable(
+            f"{at}: the cached snapshot is incomplete{listed} and the hub cannot be reached: {_fill_hint(repo, revision)}"
+        )
+    if isinstance(error, LocalEntryNotFoundError):
+        return NotReachable(
+            f"{at} is not in the hub cache and the hub cannot be reached ({_cached_revisions(repo)}): "
+            f"{_fill_hint(repo, revision)}"
+        )
+    if isinstance(error, HFValidationError):
+        return NotRunnable(f"{repo!r} is not a valid hub repo id ({error}); write it as owner/name")
+    if isinstance(error, HfHubHTTPError):
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return NotReachable(f"{at}: the hub answered {first}; if the repo is private or gated, set HF_TOKEN")
+    return error
+
+
+def _config_auto_maps(folder: Path) -> list[Any]:
+    found: list[Any] = []
+    for name, key in (("config.json", "AutoConfig"), ("tokenizer_config.json", "AutoTokenizer")):
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        auto_map = data.get("auto_map") if isinstance(data, dict) else None
+        if isinstance(auto_map, dict):
+            found.append(auto_map.get(key))
+        elif isinstance(auto_map, list) and key == "AutoTokenizer":
+            found.append(auto_map)
+    return found
+
+
+def remote_code_modules(folder: Path, repo: str) -> list[str]:
+    """The .py files AutoTokenizer imports: those auto_map names for AutoConfig and AutoTokenizer.
+
+    A reference into another repo (``other/repo--module.Class``) is refused: its code
+    would be fetched at that repo's default branch, which nobody pinned.
+    """
+    names: set[str] = set()
+    for value in _config_auto_maps(folder):
+        for ref in value if isinstance(value, list) else [value]:
+            if not isinstance(ref, str):
+                continue
+            if "--" in ref:
+                raise NotRunnable(
+                    f"{repo}: auto_map names code in another repo ({ref!r}), which would run unpinned; "
+                    "check that repo's code yourself and load it from a folder"
+                )
+            names.add(ref.rsplit(".", 1)[0].replace(".", "/") + ".py")
+    return sorted(names)
+
+
+def _relative_imports(path: Path) -> list[str]:
+    from transformers.dynamic_module_utils import get_relative_imports
+
+    return [name.replace(".", "/") + ".py" for name in get_relative_imports(str(path))]
+
+
+def _download_code(repo: str, commit: str, folder: Path, cache_dir: Path, offline: bool) -> list[str]:
+    """Fetch the named modules and the modules they import relatively, one file at a time."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+
+    pending, fetched = remote_code_modules(folder, repo), []
+    while pending:
+        name = pending.pop()
+        if name in fetched:
+            continue
+        try:
+            path = Path(
+                hf_hub_download(repo, name, revision=commit, cache_dir=cache_dir, local_files_only=offline)
+            )
+        except LocalEntryNotFoundError:
+            raise NotReachable(
+                f"{repo}@{commit}: remote code file {name} is not in the hub cache and the hub cannot be "
+                f"reached: {_fill_hint(repo, commit)}"
+            ) from None
+        except EntryNotFoundError:
+            raise NotRunnable(
+                f"{repo}@{commit}: auto_map names {name}, which the repo does not have"
+            ) from None
+        except Exception as error:
+            translated = _translate(error, repo, commit)
+            if translated is error:
+                raise
+            raise translated from None
+        fetched.append(name)
+        pending.extend(n for n in _relative_imports(path) if n not in fetched)
+    return sorted(fetched)
+
+
+def resolve_repo(repo: str, revision: str | None, *, trust_remote_code: bool = False) -> Path:
+    """The local snapshot folder of ``repo`` at ``revision`` (downloaded, or from the cache offline)."""
+    from huggingface_hub import snapshot_download
+
+    if trust_remote_code:
+        require_pinned(repo, revision)
+    cache_dir, offline = hub_cache_dir(), hub_offline()
     try:
-        return Path(snapshot_download(repo, revision=revision, allow_patterns=patterns))
-    except GatedRepoError as error:
-        raise NotReachable(f"{repo} is gated: set HF_TOKEN to a token with access ({error})") from None
-    except RepositoryNotFoundError:
+        folder = Path(
+            snapshot_download(
+                repo,
+                revision=revision,
+                allow_patterns=TOKENIZER_PATTERNS,
+                cache_dir=cache_dir,
+                local_files_only=offline,
+            )
+        )
+    except Exception as error:
+        translated = _translate(error, repo, revision)
+        if translated is error:
+            raise
+        raise translated from None
+    if not (folder / "config.json").is_file():
         raise NotReachable(
-            f"{repo} does not exist on the hub, or is private: check the id, or set HF_TOKEN"
-        ) from None
-    except RevisionNotFoundError:
-        raise NotReachable(f"{repo} has no revision {revision!r}: check the commit sha") from None
-    except LocalEntryNotFoundError:
-        raise NotReachable(
-            f"{repo}@{revision or 'main'} is not in the local cache and the hub cannot be reached: "
-            "fill the cache (huggingface-cli download) or run online"
-        ) from None
+            f"{repo}@{revision or 'main'}: the snapshot at {folder} has no config.json: "
+            f"{_fill_hint(repo, revision)}"
+        )
+    if trust_remote_code:
+        _download_code(repo, folder.name, folder, cache_dir, offline)
+    return folder
 
 
-def resolve_name(name: str, revision: str | None = None, *, trust_remote_code: bool = False) -> Path:
-    """A hub repo id, or a served model name listed in the bundled matrix, to a local folder."""
+# ---- names: hub repo ids, served names (--served-model-name) and case ids --------------------------
+
+
+def bundled_matrix_path() -> Path:
+    """The matrix shipped with the package (as session.bundled_matrix, without importing pytest)."""
+    return Path(str(resources.files("pytest_tokcompat.bundled") / "models.yaml"))
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """The matrix entry a name stands for, how it matched, and entries it could be mistaken for."""
+
+    case: Case
+    by: str
+    """'repo', 'served name' or 'id'."""
+    matrix: Path
+    shadowed: tuple[Case, ...] = ()
+
+    @property
+    def repo(self) -> str | None:
+        return self.case.repo
+
+
+def find_case(name: str, matrix: Path | None = None) -> NameMatch | None:
+    """The entry for ``name``: by repo id first, then by served name, then by case id.
+
+    A served name wins over a case id because it is what a serving engine reports
+    (``--served-model-name glm-5`` serves lukealonso/GLM-5-NVFP4, not zai-org/GLM-5).
+    """
+    path = matrix or bundled_matrix_path()
+    cases = load_matrix(path).cases
+    by_repo = [c for c in cases if c.repo is not None and c.repo.lower() == name.lower()]
+    if by_repo:
+        return NameMatch(by_repo[0], "repo", path)
+    served = [c for c in cases if name in c.served_names]
+    by_id = [c for c in cases if c.id == name]
+    if len(served) > 1:
+        listed = ", ".join(f"{c.id} ({c.repo or c.snapshot})" for c in served)
+        raise UnknownName(
+            f"{name!r} is a served name of several matrix entries ({listed}) in {path}; pass the repo id instead"
+        )
+    if served:
+        return NameMatch(served[0], "served name", path, tuple(c for c in by_id if c is not served[0]))
+    if by_id:
+        return NameMatch(by_id[0], "id", path)
+    return None
+
+
+def unknown_name_message(name: str, matrix: Path | None) -> str:
+    where = matrix or bundled_matrix_path()
+    return (
+        f"{name!r} is neither a folder, a hub repo id (owner/name), nor a served name or case id in {where}: "
+        "pass the tokenizer's repo instead, e.g. `tokcompat check deepseek-ai/DeepSeek-V3.2-Exp` or "
+        "load_tokenizer('deepseek-ai/DeepSeek-V3.2-Exp'); or add `served_names: [" + name + "]` to the "
+        "entry of the model it serves"
+    )
+
+
+def resolve_name(
+    name: str, revision: str | None = None, *, trust_remote_code: bool = False, matrix: Path | None = None
+) -> Path:
+    """A hub repo id, or a served name/case id of the matrix (bundled by default), to a local folder.
+
+    The entry supplies its revision when none is given; trust_remote_code stays the
+    caller's (the CLI's --trust-remote-code), so naming a model never runs its code.
+    """
     if "/" in name:
         return resolve_repo(name, revision, trust_remote_code=trust_remote_code)
-    raise NotReachable(
-        f"{name!r} is neither a folder nor a hub repo id (owner/name); pass the tokenizer's repo, "
-        "e.g. --tokenizer deepseek-ai/DeepSeek-V3.2-Exp"
-    )
+    try:
+        found = find_case(name, matrix)
+    except MatrixError as error:
+        raise NotRunnable(f"cannot read the matrix to look up {name!r}: {error}") from None
+    if found is None or found.repo is None:
+        raise UnknownName(unknown_name_message(name, matrix))
+    return resolve_repo(found.repo, revision or found.case.revision, trust_remote_code=trust_remote_code)
+
+
+def resolve_command(name: str, matrix: Path | None) -> tuple[int, str]:
+    """``tokcompat resolve NAME``: the hub repo a name stands for, as (exit status, text); no hub access."""
+    try:
+        found = find_case(name, matrix)
+    except (MatrixError, UnknownName) as error:
+        return 2, f"tokcompat resolve: {error}"
+    if found is None:
+        if "/" in name:
+            return 0, f"{name}: a hub repo id with no matrix entry (no revision pin, no remote code opt-in)"
+        return 2, f"tokcompat resolve: {unknown_name_message(name, matrix)}"
+    case = found.case
+    lines = [
+        f"{name} -> {case.repo or '(no hub repo)'}",
+        f"  matched by {found.by} of case {case.id!r} ({case.location})",
+        f"  revision: {case.revision or '(default branch)'}",
+        f"  trust_remote_code: {'yes' if case.trust_remote_code else 'no'}",
+        f"  offline snapshot: {case.snapshot if case.snapshot else 'none'}",
+    ]
+    if case.served_names:
+        lines.append(f"  served names: {', '.join(case.served_names)}")
+    for other in found.shadowed:
+        lines.append(
+            f"  note: {name!r} is also the id of case {other.id!r} ({other.repo}); pass {other.repo} to use that one"
+        )
+    return 0, "\n".join(lines)

@@ -100,7 +100,10 @@ def static_view(folder: Path, registry: dict[str, Alias] | None = None) -> Stati
             tokenizer_ref = value
     elif isinstance(token_map, list):
         tokenizer_ref = next((v for v in reversed(token_map) if isinstance(v, str)), None)
-    modules = _auto_map_modules(config.get("auto_map")) | _auto_map_modules(
+    config_map = config.get("auto_map")
+    # Only the config and tokenizer classes run when a tokenizer loads; modeling code never does.
+    config_ref = {"AutoConfig": config_map.get("AutoConfig")} if isinstance(config_map, dict) else None
+    modules = _auto_map_modules(config_ref) | _auto_map_modules(
         token_map.get("AutoTokenizer") if isinstance(token_map, dict) else token_map
     )
     alias = (REGISTRY if registry is None else registry).get(model_type or "")

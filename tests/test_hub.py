@@ -1,0 +1,389 @@
+"""Hub resolution through the real huggingface_hub calls, offline, against a real cache layout.
+
+Every test builds its own cache (tests/hubcache.py) and points HF_HUB_CACHE at it;
+nothing reaches the network: HF_HUB_OFFLINE=1, and the one test that plays a hub
+answer replaces huggingface_hub's HTTP client with an in-process transport.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx2
+import hubcache
+import pytest
+import toys
+from huggingface_hub import constants
+from huggingface_hub.utils import _detect_agent, _http, filter_repo_objects
+
+from pytest_tokcompat import cli, hub
+from pytest_tokcompat.matrix import load_matrix
+from pytest_tokcompat.runner import FAILED, NOT_CHECKED, NotReachable, NotRunnable, run_case
+
+pytest_plugins = ["pytester"]
+
+XDIST_MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
+DEEPSEEK = "deepseek-ai/DeepSeek-V3.2-Exp"
+KIMI = "moonshotai/Kimi-K2-Instruct"
+GOLDEN = Path(__file__).resolve().parent.parent / "matrix" / "golden"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty hub cache of this test's own, offline."""
+    root = tmp_path / "hf-cache"
+    root.mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return root
+
+
+def write_matrix(root: Path, body: str) -> Path:
+    path = root / "models.yaml"
+    path.write_text("version: 1\ncases:\n" + body, encoding="utf-8")
+    return path
+
+
+def case_of(root: Path, body: str) -> object:
+    return load_matrix(write_matrix(root, body)).cases[0]
+
+
+# ---- a full cache ---------------------------------------------------------------------------------
+
+
+def test_full_cache_resolves_offline_with_tokenizer_files_only(cache: Path) -> None:
+    repo, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
+    folder = hub.resolve_repo(repo, None)
+    assert folder == cache / "models--deepseek-ai--DeepSeek-V3.2-Exp" / "snapshots" / commit
+    assert {"config.json", "tokenizer.json", "tokenizer_config.json"} <= {p.name for p in folder.iterdir()}
+    assert hub.resolve_repo(repo, commit) == folder  # by commit sha, no ref needed
+    assert not list(folder.glob("*.safetensors"))
+
+
+def test_the_patterns_never_select_weights_or_unnamed_code() -> None:
+    listing = [
+        *hubcache.NOT_CACHED,
+        "config.json",
+        "tokenizer.json",
+        "tokenizer.model",
+        "tiktoken.model",
+        "qwen.tiktoken",
+        "chat_template.jinja",
+        "special_tokens_map.json",
+        "tokenization_kimi.py",
+        "pytorch_model.bin",
+        "original/consolidated.00.pth",
+    ]
+    selected = set(filter_repo_objects(listing, allow_patterns=hub.TOKENIZER_PATTERNS))
+    assert selected == {
+        "config.json",
+        "tokenizer.json",
+        "tokenizer.model",
+        "tiktoken.model",
+        "qwen.tiktoken",
+        "chat_template.jinja",
+        "special_tokens_map.json",
+    }
+
+
+@pytest.mark.parametrize("xdist", XDIST_MODES)
+def test_pytest_tokcompat_on_a_matrix_of_hub_ids_passes(
+    pytester: pytest.Pytester, cache: Path, xdist: list[str]
+) -> None:
+    hubcache.add_bundled(cache, "deepseek-v3.2-exp")
+    hubcache.add_bundled(cache, "qwen3-0.6b")
+    _, kimi_commit = hubcache.add_bundled(cache, "kimi-k2-instruct")
+    (pytester.path / "golden").mkdir()
+    for name in ("qwen3-0.6b.json", "kimi-k2-instruct.json"):
+        shutil.copy(GOLDEN / name, pytester.path / "golden" / name)
+    matrix = write_matrix(
+        pytester.path,
+        f"  - {{id: deepseek-v3.2-exp, repo: {DEEPSEEK}, expect: native}}\n"
+        "  - {id: qwen3-0.6b, repo: Qwen/Qwen3-0.6B, expect: native}\n"
+        f"  - {{id: kimi-k2-instruct, repo: {KIMI}, revision: '{kimi_commit}', trust_remote_code: true,"
+        " expect: auto_map}\n",
+    )
+    result = pytester.runpytest(
+        "--tokcompat",
+        f"--tokcompat-matrix={matrix}",
+        "--tokcompat-require-hub",
+        "--tokcompat-report=report.json",
+        "-p",
+        "no:randomly",
+        *xdist,
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert result.parseoutcomes()["passed"] >= 3  # the three cases (and the deepseek_v32 alias item)
+    report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
+    cases = {c["id"]: c for c in report["cases"] if c["kind"] == "case"}
+    assert {k: c["verdict"] for k, c in cases.items()} == {
+        "deepseek-v3.2-exp": "native",
+        "qwen3-0.6b": "native",
+        "kimi-k2-instruct": "auto_map",
+    }
+    assert "tokenization_kimi.py" in cases["kimi-k2-instruct"]["remote_files_ran"]
+    assert cases["deepseek-v3.2-exp"]["remote_files_ran"] == []
+
+
+def test_cli_check_of_a_hub_id_uses_the_cache(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
+    assert cli.main(["check", DEEPSEEK]) == 0
+    assert "verdict: native" in capsys.readouterr().out
+    assert cli.main(["check", DEEPSEEK, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["verdict"] == "native"
+    assert record["path"].endswith(f"snapshots/{commit}")
+
+
+# ---- what cannot be had: not checked, with what to do ---------------------------------------------
+
+
+def test_a_cache_missing_a_file_is_not_checked_and_says_how_to_fill_it(cache: Path) -> None:
+    repo, _ = hubcache.add_bundled(cache, "deepseek-v3.2-exp", omit=("tokenizer.json",))
+    with pytest.raises(NotReachable) as caught:
+        hub.resolve_repo(repo, None)
+    message = str(caught.value)
+    assert "cached snapshot is incomplete" in message
+    assert "tokenizer.json" in message
+    assert f"tokcompat check {repo}" in message and "HF_HUB_CACHE" in message
+
+
+@pytest.mark.parametrize("require_hub", [False, True])
+def test_an_unreachable_case_is_skipped_or_with_require_hub_failed(
+    pytester: pytest.Pytester, cache: Path, require_hub: bool
+) -> None:
+    hubcache.add_bundled(cache, "deepseek-v3.2-exp", omit=("tokenizer.json",))
+    matrix = write_matrix(pytester.path, f"  - {{id: ds, repo: {DEEPSEEK}, expect: native}}\n")
+    flags = ["--tokcompat-require-hub"] if require_hub else []
+    result = pytester.runpytest(
+        "--tokcompat", f"--tokcompat-matrix={matrix}", "-p", "no:randomly", "-rs", *flags
+    )
+    outcomes = result.parseoutcomes()
+    if require_hub:
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        result.stdout.fnmatch_lines(["*case 'ds' not checked*cached snapshot is incomplete*tokenizer.json*"])
+    else:
+        assert result.ret == pytest.ExitCode.OK and "passed" not in outcomes  # never passed
+        result.stdout.fnmatch_lines(["SKIPPED*not checked*cached snapshot is incomplete*"])
+
+
+def test_a_revision_not_in_the_cache_names_what_the_cache_holds(cache: Path, tmp_path: Path) -> None:
+    repo, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
+    for revision in ("0" * 40, "v1.0"):
+        with pytest.raises(NotReachable) as caught:
+            hub.resolve_repo(repo, revision)
+        message = str(caught.value)
+        assert f"{repo}@{revision} is not in the hub cache" in message
+        assert f"refs [main -> {commit[:12]}]" in message
+        assert f"--revision {revision}" in message
+    outcome = run_case(
+        case_of(tmp_path, f"  - {{id: ds, repo: {DEEPSEEK}, revision: v1.0, expect: native}}\n")
+    )
+    assert outcome.status == NOT_CHECKED and "not in the hub cache" in outcome.message
+
+
+def test_a_repo_never_cached(cache: Path) -> None:
+    with pytest.raises(NotReachable, match="the cache holds nothing of this repo"):
+        hub.resolve_repo("owner/absent", None)
+
+
+def test_a_snapshot_without_config_json_is_not_checked(cache: Path) -> None:
+    hubcache.add_repo(cache, "owner/noconfig", {"tokenizer_config.json": b"{}"}, listed={})
+    with pytest.raises(NotReachable, match=r"has no config\.json"):
+        hub.resolve_repo("owner/noconfig", None)
+
+
+# ---- served names -----------------------------------------------------------------------------------
+
+
+def test_a_served_name_resolves_to_its_repo(cache: Path) -> None:
+    repo, commit = hubcache.add_bundled(cache, "glm-5-nvfp4")
+    assert repo == "lukealonso/GLM-5-NVFP4"
+    assert hub.resolve_name("glm-5") == cache / "models--lukealonso--GLM-5-NVFP4" / "snapshots" / commit
+    code, text = hub.resolve_command("glm-5", None)
+    assert code == 0
+    assert text.startswith("glm-5 -> lukealonso/GLM-5-NVFP4")
+    assert "served name of case 'glm-5-nvfp4'" in text
+    assert "also the id of case 'glm-5' (zai-org/GLM-5)" in text
+    code, text = hub.resolve_command("deepseek-v3.2-exp", None)
+    assert (code, text.splitlines()[0]) == (0, f"deepseek-v3.2-exp -> {DEEPSEEK}")
+
+
+def test_an_unknown_served_name_says_how_to_pass_the_repo(
+    cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(hub.UnknownName) as caught:
+        hub.resolve_name("my-served-llm")
+    message = str(caught.value)
+    assert "neither a folder, a hub repo id (owner/name), nor a served name" in message
+    assert "load_tokenizer('deepseek-ai/DeepSeek-V3.2-Exp')" in message
+    assert "served_names: [my-served-llm]" in message
+    code, text = hub.resolve_command("my-served-llm", None)
+    assert code == 2 and "served_names: [my-served-llm]" in text
+    assert cli.main(["check", "my-served-llm"]) == 2
+    assert "tokcompat check deepseek-ai/DeepSeek-V3.2-Exp" in capsys.readouterr().err
+    duplicated = write_matrix(
+        tmp_path,
+        "  - {id: a, repo: o/a, served_names: [x], expect: native}\n"
+        "  - {id: b, repo: o/b, served_names: [x], expect: native}\n",
+    )
+    code, text = hub.resolve_command("x", duplicated)
+    assert code == 2 and "served name of several matrix entries" in text
+
+
+# ---- remote code ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("revision", [None, "main", "v1.0"])
+def test_remote_code_at_a_branch_or_tag_is_refused(cache: Path, tmp_path: Path, revision: str | None) -> None:
+    repo, _ = hubcache.add_bundled(cache, "kimi-k2-instruct", refs=("main", "v1.0"))
+    with pytest.raises(NotRunnable) as caught:
+        hub.resolve_repo(repo, revision, trust_remote_code=True)
+    assert "trust_remote_code is refused" in str(caught.value)
+    assert "40 hex characters" in str(caught.value)
+    pinned = f", revision: {revision}" if revision else ""
+    case = case_of(
+        tmp_path, f"  - {{id: k, repo: {repo}, trust_remote_code: true{pinned}, expect: auto_map}}\n"
+    )
+    outcome = run_case(case)
+    assert outcome.status == FAILED and "trust_remote_code is refused" in outcome.message
+    assert hub.resolve_repo(repo, revision).is_dir()  # without remote code, a branch is fine
+
+
+def test_remote_code_runs_only_pinned_and_only_the_files_auto_map_names(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    canary = tmp_path / "canary"
+    monkeypatch.setenv("TOKCOMPAT_CANARY", str(canary))
+    folder = toys.remote_toy(tmp_path / "toy")
+    files = {p.name: p.read_bytes() for p in folder.iterdir()}
+    commit = hubcache.add_repo(cache, "toy/remote", files)
+    assert cli.main(["check", "toy/remote", "--trust-remote-code"]) == 2
+    assert "trust_remote_code is refused" in capsys.readouterr().err
+    assert not canary.exists()
+    assert cli.main(["check", "toy/remote", "--trust-remote-code", "--revision", commit, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["verdict"] == "auto_map"
+    assert record["remote_files_ran"] == ["configuration_toy.py", "tokenization_toy.py"]
+    assert canary.read_text() == "remote code ran"
+
+
+def test_a_named_code_file_missing_from_the_cache_is_not_checked(cache: Path) -> None:
+    repo, commit = hubcache.add_bundled(cache, "kimi-k2-instruct", omit=("tokenization_kimi.py",))
+    with pytest.raises(NotReachable, match=r"remote code file tokenization_kimi\.py is not in the hub cache"):
+        hub.resolve_repo(repo, commit, trust_remote_code=True)
+    assert hub.resolve_repo(repo, commit).is_dir()  # code is fetched only for entries that opt in
+
+
+def test_modules_imported_relatively_are_fetched_too(cache: Path) -> None:
+    files = {
+        "config.json": json.dumps({"model_type": "x"}).encode(),
+        "tokenizer_config.json": json.dumps({"auto_map": {"AutoTokenizer": [None, "tok.T"]}}).encode(),
+        "tok.py": b"from .helpers import thing\n",
+        "helpers.py": b"thing = 1\n",
+    }
+    commit = hubcache.add_repo(cache, "o/rel", files, omit=("helpers.py",))
+    with pytest.raises(NotReachable, match=r"remote code file helpers\.py"):
+        hub.resolve_repo("o/rel", commit, trust_remote_code=True)
+
+
+def test_code_in_another_repo_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"auto_map": {"AutoConfig": "other/repo--conf.C"}}))
+    with pytest.raises(NotRunnable, match="names code in another repo"):
+        hub.remote_code_modules(tmp_path, "o/x")
+
+
+# ---- hub answers, played in-process -----------------------------------------------------------------
+
+
+@pytest.fixture
+def played_hub(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., list[httpx2.Request]]:
+    """Online mode, with huggingface_hub's HTTP client answering from ``handler``: no socket is opened."""
+
+    def install(handler: Callable[[httpx2.Request], httpx2.Response]) -> list[httpx2.Request]:
+        seen: list[httpx2.Request] = []
+
+        def record(request: httpx2.Request) -> httpx2.Response:
+            seen.append(request)
+            return handler(request)
+
+        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+        monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(tmp_path / "no-tokens"))
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
+        monkeypatch.setattr(_http, "_GLOBAL_CLIENT", httpx2.Client(transport=httpx2.MockTransport(record)))
+        # huggingface_hub fetches and memoizes an agent registry on its first online call: keep
+        # that in this test (restored after) and out of the user's HF_HOME.
+        monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(tmp_path / "agent_harnesses.json"))
+        monkeypatch.setattr(_detect_agent, "_registry", _detect_agent._registry)
+        return seen
+
+    return install
+
+
+def gated(request: httpx2.Request) -> httpx2.Response:
+    return httpx2.Response(
+        403,
+        headers={
+            "X-Error-Code": "GatedRepo",
+            "X-Error-Message": "Access to model owner/gated is restricted.",
+        },
+        request=request,
+    )
+
+
+def test_a_gated_repo_without_a_token_says_to_set_hf_token(
+    played_hub: Callable[..., list[httpx2.Request]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = played_hub(gated)
+    with pytest.raises(NotReachable) as caught:
+        hub.resolve_repo("owner/gated", None)
+    assert "gated repo" in str(caught.value) and "HF_TOKEN is not set" in str(caught.value)
+    asked = [r for r in seen if "/api/models/owner/gated" in str(r.url)]
+    assert asked and "authorization" not in asked[-1].headers
+    monkeypatch.setenv("HF_TOKEN", "hf_tokcompat_test")
+    with pytest.raises(NotReachable, match="HF_TOKEN is set but its account has no access"):
+        hub.resolve_repo("owner/gated", None)
+    asked = [r for r in seen if "/api/models/owner/gated" in str(r.url)]
+    assert asked[-1].headers["authorization"] == "Bearer hf_tokcompat_test"
+
+
+def test_when_the_hub_refuses_or_is_down_the_cached_snapshot_is_used(
+    cache: Path, played_hub: Callable[..., list[httpx2.Request]]
+) -> None:
+    repo, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
+    played_hub(gated)
+    assert hub.resolve_repo(repo, None).name == commit
+
+    def down(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("no route to host", request=request)
+
+    played_hub(down)
+    assert hub.resolve_repo(repo, None).name == commit
+    with pytest.raises(NotReachable, match="not in the hub cache and the hub cannot be reached"):
+        hub.resolve_repo("owner/absent", None)
+
+
+# ---- environment read at call time ------------------------------------------------------------------
+
+
+def test_the_cache_folder_and_offline_mode_are_read_at_call_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "home"))
+    assert hub.hub_cache_dir() == tmp_path / "home" / "hub"
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "explicit"))
+    assert hub.hub_cache_dir() == tmp_path / "explicit"
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert hub.hub_offline() is False
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert hub.hub_offline() is True

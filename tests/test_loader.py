@@ -1,0 +1,182 @@
+"""``load_tokenizer()``: one verdict ladder for benchmark clients, offline, leaving no global state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import hubcache
+import pytest
+import toys
+
+import pytest_tokcompat
+import pytest_tokcompat.aliases as aliases
+from pytest_tokcompat.hub import UnknownName
+from pytest_tokcompat.loader import FOLDER, HUB, SNAPSHOT, LoadedTokenizer, TokenizerBroken, load_tokenizer
+from pytest_tokcompat.parity import reference_tokenizer
+from pytest_tokcompat.probes import probe_texts
+from pytest_tokcompat.runner import NotReachable, NotRunnable
+
+TOY_ALIAS = aliases.Alias(
+    model_type=toys.TOY_ALIAS_TYPE,
+    base_config="transformers.models.gpt2.configuration_gpt2.GPT2Config",
+    base_model_type="gpt2",
+    upstream_issue="https://example.invalid/toy",
+)
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "hf-cache"
+    root.mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return root
+
+
+@pytest.fixture
+def toy_alias(monkeypatch: pytest.MonkeyPatch) -> aliases.Alias:
+    """The toy alias in the registry for this test only (monkeypatch restores the registry)."""
+    monkeypatch.setitem(aliases.REGISTRY, TOY_ALIAS.model_type, TOY_ALIAS)
+    return TOY_ALIAS
+
+
+def write_matrix(root: Path, body: str) -> Path:
+    path = root / "models.yaml"
+    path.write_text("version: 1\ncases:\n" + body, encoding="utf-8")
+    return path
+
+
+def test_native_folder_unpacks_to_tokenizer_and_verdict(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "native")
+    result = load_tokenizer(folder)
+    tok, verdict = result
+    assert verdict == "native" and result.source == FOLDER and result.case_id is None
+    assert isinstance(result, LoadedTokenizer) and result.judgement.verdict == "native"
+    reference = reference_tokenizer(folder)
+    assert tok.encode("hello world", add_special_tokens=False) == reference.encode("hello world").ids
+    with pytest.raises(AttributeError):
+        result.verdict = "alias"  # type: ignore[misc]  # frozen
+    assert pytest_tokcompat.load_tokenizer is load_tokenizer  # the package's lazy export
+
+
+def test_native_from_the_hub_cache_matches_the_matrix_ground_truth(cache: Path) -> None:
+    repo, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
+    result = load_tokenizer(repo)
+    assert (result.verdict, result.source, result.repo, result.case_id) == (
+        "native",
+        HUB,
+        repo,
+        "deepseek-v3.2-exp",
+    )
+    assert result.folder.name == commit
+    reference = reference_tokenizer(result.folder)
+    for text in probe_texts():
+        assert (
+            result.tokenizer.encode(text, add_special_tokens=False)
+            == reference.encode(text, add_special_tokens=False).ids
+        )
+    assert result.judgement.parity.status == "match"
+
+
+def test_alias_applies_only_the_needed_remedy_and_leaves_no_registration(
+    cache: Path, tmp_path: Path, toy_alias: aliases.Alias
+) -> None:
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    folder = toys.alias_toy(tmp_path / "alias")
+    hubcache.add_repo(cache, "toy/alias", {p.name: p.read_bytes() for p in folder.iterdir()})
+    toys.golden_for(probe_texts(), tmp_path / "golden", "toy-alias")
+    matrix = write_matrix(tmp_path, "  - {id: toy-alias, repo: toy/alias, expect: alias}\n")
+    tok, verdict = load_tokenizer("toy-alias", matrix=matrix)  # by case id: its golden ids are the truth
+    assert verdict == "alias"
+    assert toy_alias.model_type not in CONFIG_MAPPING_NAMES  # used for the load, not left registered
+    golden = json.loads((tmp_path / "golden" / "toy-alias.json").read_text())
+    assert tok.encode("Hello world", add_special_tokens=False) == golden["ids"]["Hello world"]
+    native = load_tokenizer("toy/alias", matrix=matrix)
+    assert [a.remedy for a in native.judgement.attempts] == ["native", "auto_map", "alias"]
+    assert native.judgement.attempts[0].status == "load-error"
+
+
+def test_a_served_name_loads_its_repo(cache: Path) -> None:
+    repo, _ = hubcache.add_bundled(cache, "glm-5-nvfp4")
+    result = load_tokenizer("glm-5")
+    assert (result.verdict, result.source, result.repo, result.case_id) == (
+        "native",
+        HUB,
+        repo,
+        "glm-5-nvfp4",
+    )
+    assert any("served name of case 'glm-5-nvfp4'" in note for note in result.notes)
+    assert any("also the id of case 'glm-5'" in note for note in result.notes)
+
+
+def test_an_unreachable_hub_falls_back_to_a_faithful_bundled_snapshot_and_says_so(cache: Path) -> None:
+    result = load_tokenizer("deepseek-ai/DeepSeek-V3.2-Exp")  # the cache is empty and the hub is offline
+    assert (result.source, result.repo) == (SNAPSHOT, "deepseek-ai/DeepSeek-V3.2-Exp")
+    assert result.verdict in ("native", "alias")
+    note = result.notes[-1]
+    assert "the hub could not be reached" in note and "offline snapshot of case 'deepseek-v3.2-exp'" in note
+
+
+def test_a_stand_in_snapshot_is_never_handed_out_for_the_real_tokenizer(cache: Path) -> None:
+    with pytest.raises(NotReachable, match="stand-in tokenizer data, which would give other ids"):
+        load_tokenizer("glm-5")  # lukealonso/GLM-5-NVFP4, whose bundled snapshot is a stand-in
+
+
+def test_unreachable_without_a_snapshot_raises_not_reachable(cache: Path) -> None:
+    with pytest.raises(NotReachable, match="not in the hub cache"):
+        load_tokenizer("owner/absent")
+
+
+def test_an_unknown_name_says_how_to_pass_the_repo(cache: Path) -> None:
+    with pytest.raises(UnknownName, match=r"pass the tokenizer's repo instead.*served_names: \[llm\]"):
+        load_tokenizer("llm")
+
+
+def test_broken_raises_with_every_attempt(tmp_path: Path) -> None:
+    folder = toys.broken_toy(tmp_path / "broken")
+    with pytest.raises(TokenizerBroken) as caught:
+        load_tokenizer(folder)
+    message = str(caught.value)
+    assert "no remedy loads" in message
+    assert "native    load-error" in message
+    assert "auto_map  skipped" in message and "alias     skipped" in message
+    assert "what to do" in message
+    assert caught.value.judgement.verdict == "broken"
+
+
+def test_the_entry_opt_in_needs_a_commit_sha(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    canary = tmp_path / "canary"
+    monkeypatch.setenv("TOKCOMPAT_CANARY", str(canary))
+    folder = toys.remote_toy(tmp_path / "remote")
+    commit = hubcache.add_repo(cache, "toy/remote", {p.name: p.read_bytes() for p in folder.iterdir()})
+    branch = write_matrix(
+        tmp_path, "  - {id: r, repo: toy/remote, trust_remote_code: true, expect: auto_map}\n"
+    )
+    with pytest.raises(NotRunnable, match="trust_remote_code is refused"):
+        load_tokenizer("r", matrix=branch)
+    assert not canary.exists()
+    pinned = write_matrix(
+        tmp_path,
+        f"  - {{id: r, repo: toy/remote, revision: '{commit}', trust_remote_code: true, expect: auto_map}}\n",
+    )
+    result = load_tokenizer("toy/remote", matrix=pinned)  # by repo: the entry supplies revision and opt-in
+    assert result.verdict == "auto_map"
+    assert result.remote_files_ran == ["configuration_toy.py", "tokenization_toy.py"]
+    assert canary.read_text() == "remote code ran"
+
+
+def test_without_opt_in_remote_code_never_runs(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    canary = tmp_path / "canary"
+    monkeypatch.setenv("TOKCOMPAT_CANARY", str(canary))
+    folder = toys.remote_toy(tmp_path / "remote")
+    hubcache.add_repo(cache, "toy/remote", {p.name: p.read_bytes() for p in folder.iterdir()})
+    other = write_matrix(tmp_path, "  - {id: x, repo: o/x, expect: native}\n")
+    with pytest.raises(TokenizerBroken, match="the entry does not opt in to trust_remote_code"):
+        load_tokenizer("toy/remote", matrix=other)
+    assert not canary.exists()
