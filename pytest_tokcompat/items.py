@@ -83,7 +83,7 @@ class AliasItem(_TokcompatItem):
 
     def runtest(self) -> None:
         assert isinstance(self.parent, MatrixFile)
-        outcome = run_alias(self.alias, self.parent.matrix.cases)
+        outcome = run_alias(self.alias, self.parent.matrix.cases, limits=limits_from(self.config))
         self._record(
             {
                 "kind": "alias",

@@ -12,6 +12,7 @@ import logging
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -169,9 +170,13 @@ def _transformers_warnings() -> Iterator[list[str]]:
     handler = _Collect()
     logger.addHandler(handler)
     try:
-        yield handler.messages
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield handler.messages
     finally:
         logger.removeHandler(handler)
+        for warning in caught[: max(0, 5 - len(handler.messages))]:
+            handler.messages.append(f"{warning.category.__name__}: {str(warning.message)[:300]}")
 
 
 def transformers_version() -> str:
@@ -251,7 +256,7 @@ def judge(
         if remedy == "auto_map":
             attempt.remote_files = list(view.remote_code_files)
         started = time.perf_counter()
-        with isolated_transformers(), _transformers_warnings() as warnings:
+        with isolated_transformers(), _transformers_warnings() as messages:
             try:
                 with time_limit(limits.load_timeout):
                     loaded = load_with(folder, remedy, alias)
@@ -280,7 +285,7 @@ def judge(
                 if attempt.status == "drift":
                     attempt.detail = attempt.parity.describe()
         attempt.seconds = time.perf_counter() - started
-        attempt.warnings = list(warnings)
+        attempt.warnings = list(messages)
         attempts.append(attempt)
         if attempt.status in ("ok", "not-checked"):
             verdict = remedy if attempt.status == "ok" else UNCHECKED

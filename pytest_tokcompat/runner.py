@@ -6,7 +6,7 @@ here, so that all three agree on what a case means.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,30 @@ def model_type_of(case: Case) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def judge_case(
+    case: Case,
+    folder: Path,
+    *,
+    registry: dict[str, Alias] | None = None,
+    record: bool = False,
+    keep_tokenizer: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Judgement:
+    """The ladder with the case's own opt-in, texts and golden ids; remembered for its alias item."""
+    judgement = judge(
+        folder,
+        trust_remote_code=case.trust_remote_code,
+        extra_texts=case.texts,
+        golden_path=case.golden_path,
+        registry=registry,
+        record_as=case.id if record else None,
+        keep_tokenizer=keep_tokenizer,
+        limits=limits,
+    )
+    _JUDGED[(case.id, str(folder))] = replace(judgement, tokenizer=None)  # keep no tokenizer alive
+    return judgement
+
+
 def run_case(
     case: Case,
     *,
@@ -102,15 +126,8 @@ def run_case(
     except (SnapshotError, CheckpointError, NotRunnable) as error:
         return CaseOutcome(case.id, FAILED, str(error), expected)
     try:
-        judgement = judge(
-            folder,
-            trust_remote_code=case.trust_remote_code,
-            extra_texts=case.texts,
-            golden_path=case.golden_path,
-            registry=registry,
-            record_as=case.id if record else None,
-            keep_tokenizer=keep_tokenizer,
-            limits=limits,
+        judgement = judge_case(
+            case, folder, registry=registry, record=record, keep_tokenizer=keep_tokenizer, limits=limits
         )
     except CheckpointError as error:
         # The checkpoint's own files are unusable: no remedy can load it, so the verdict is broken.
@@ -120,7 +137,6 @@ def run_case(
         )
         outcome.extra = {"verdict": "broken", "location": case.location}
         return outcome
-    _JUDGED[(case.id, str(folder))] = judgement
     outcome = CaseOutcome(case.id, PASSED, "", expected, judgement, folder=folder)
     outcome.extra = {"repo": case.repo, "location": case.location, "note": case.note}
     if judgement.recorded is not None:
@@ -176,7 +192,12 @@ def alias_state(judgements: list[Judgement]) -> str:
     return "needed" if any(j.verdict == "alias" for j in judgements) else "unused"
 
 
-def run_alias(alias: Alias, cases: list[Case], registry: dict[str, Alias] | None = None) -> AliasOutcome:
+def run_alias(
+    alias: Alias,
+    cases: list[Case],
+    registry: dict[str, Alias] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> AliasOutcome:
     """Judge an alias's lifecycle on the cases of its model_type."""
     relevant = [case for case in cases if model_type_of(case) == alias.model_type]
     if not relevant:
@@ -187,15 +208,9 @@ def run_alias(alias: Alias, cases: list[Case], registry: dict[str, Alias] | None
         try:
             folder = resolve_folder(case)
             judgement = _JUDGED.get((case.id, str(folder))) if registry is None else None
-            if judgement is None:
-                judgement = judge(
-                    folder,
-                    trust_remote_code=case.trust_remote_code,
-                    extra_texts=case.texts,
-                    golden_path=case.golden_path,
-                    registry=registry,
-                )
-            judgements.append((case.id, judgement))
+            judgements.append(
+                (case.id, judgement or judge_case(case, folder, registry=registry, limits=limits))
+            )
         except (NotReachable, NotRunnable, SnapshotError, CheckpointError):
             continue
     if not judgements:
