@@ -9,10 +9,8 @@ remote code must reproduce. Re-run with ``python matrix/tools/record_kimi_golden
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
-from importlib import metadata
 from pathlib import Path
 
 import tiktoken
@@ -21,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pytest_tokcompat.probes import probe_texts  # noqa: E402
+from pytest_tokcompat.snapshots import SnapshotError, packaged_file  # noqa: E402
 from pytest_tokcompat.tiktoken_bpe import load_ranks  # noqa: E402
 
 SNAPSHOT = ROOT / "matrix" / "snapshots" / "kimi-k2-instruct"
@@ -41,17 +40,13 @@ KIMI_PAT_STR = "|".join(
 
 
 def vocabulary_file() -> tuple[Path, str]:
-    """The pinned stand-in vocabulary from the snapshot manifest, after checking the installed file's hash."""
-    manifest = json.loads((SNAPSHOT / "tokcompat-sources.json").read_text(encoding="utf-8"))
-    spec = manifest["files"]["tiktoken.model"]
-    installed = metadata.version(spec["package"])
-    if installed != spec["version"]:
-        raise SystemExit(f"{spec['package']} {installed} installed, manifest pins {spec['version']}")
-    path = Path(str(metadata.distribution(spec["package"]).locate_file(spec["path"])))
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != spec["sha256"]:
-        raise SystemExit(f"{path}: sha256 {digest} != {spec['sha256']}")
-    return path, digest
+    """The pinned vocabulary from the snapshot manifest, verified as materialization verifies it."""
+    manifest = SNAPSHOT / "tokcompat-sources.json"
+    spec = json.loads(manifest.read_text(encoding="utf-8"))["files"]["tiktoken.model"]
+    try:
+        return packaged_file("tiktoken.model", spec, manifest), spec["sha256"]
+    except SnapshotError as error:
+        raise SystemExit(str(error)) from None
 
 
 def main() -> None:
