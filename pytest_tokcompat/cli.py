@@ -41,10 +41,10 @@ def _check(args: argparse.Namespace) -> int:
         print(f"tokcompat check: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     record: dict[str, Any] = {"path": str(folder), **judgement.to_json()}
-    alarms = []
+    alarms: list[dict[str, Any]] = []
     if args.expect:
-        alarm = verdict_alarm(str(args.path), args.expect, judgement)
-        alarms = [alarm.to_json()] if alarm else []
+        found = verdict_alarm(str(args.path), args.expect, judgement)
+        alarms = [found.to_json()] if found else []
     record["alarms"] = alarms
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))

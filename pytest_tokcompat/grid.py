@@ -163,11 +163,11 @@ def merge(reports: list[tuple[Path, dict[str, Any]]]) -> Grid:
     for cells in rows.values():
         previous: Cell | None = None
         for release in releases:
-            cell = cells.get(release)
-            if cell is None:
+            current = cells.get(release)
+            if current is None:
                 continue
-            cell.changed = previous is not None and previous.verdict != cell.verdict
-            previous = cell
+            current.changed = previous is not None and previous.verdict != current.verdict
+            previous = current
     return Grid(
         releases,
         dict(sorted(rows.items())),

@@ -48,7 +48,7 @@ class _TokcompatItem(pytest.Item):
     def _record(self, record: dict[str, Any]) -> None:
         self.user_properties.append((PROPERTY, json.dumps(record, ensure_ascii=False, default=str)))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, TokcompatFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo)

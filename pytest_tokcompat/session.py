@@ -61,13 +61,13 @@ class TokcompatSession:
         node.matrix = self.matrix
         collected = list(node.collect())
         items.extend(collected)
-        report = pytest.CollectReport(nodeid, "passed", None, collected)
+        report = pytest.CollectReport(nodeid, "passed", None, list[pytest.Item | pytest.Collector](collected))
         session.ihook.pytest_collectreport(report=report)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
             if name == PROPERTY:
-                record = json.loads(value)
+                record = json.loads(str(value))
                 self.records[record["id"]] = record
 
     def _is_controller(self) -> bool:
