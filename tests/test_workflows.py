@@ -119,3 +119,10 @@ def test_pr_workflow() -> None:
     text = "\n".join(steps_text(job) for job in pr["jobs"].values())
     assert "pytest" in text
     assert "tox -m grid -p auto" in text
+
+
+def test_the_merged_grid_is_not_written_among_the_per_release_reports() -> None:
+    # `tokcompat issue-text reports/*.json` reads every file there as a per-release report.
+    text = (Path(__file__).resolve().parents[1] / ".github/workflows/nightly.yml").read_text()
+    assert "--output reports/" not in text
+    assert "tokcompat issue-text reports/*.json" in text
