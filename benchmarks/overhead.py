@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from _common import (
@@ -38,30 +37,38 @@ TARGET = 1.2
 KINDS = ("from_file", "from_str", "from_buffer", "py_open", "ground_truth")
 
 
-def _commands(cwd: Path) -> dict[str, list[str]]:
+def _commands() -> dict[str, tuple[list[str], dict[str, str]]]:
+    isolated = bench_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     return {
-        "baseline": [PYTHON, str(BENCH_DIR / "baseline_loop.py"), "--quiet"],
-        "plugin": [PYTHON, "-m", "pytest", *PLUGIN_FLAGS],
-    }
+        "baseline": ([PYTHON, str(BENCH_DIR / "baseline_loop.py"), "--quiet"], bench_env()),
+        # the command of the target, in this venv: every installed pytest plugin autoloads
+        "plugin": ([PYTHON, "-m", "pytest", *PLUGIN_FLAGS], bench_env()),
+        # only pytest and this plugin, as in a grid env (which installs no other pytest plugin)
+        "isolated": ([PYTHON, "-m", "pytest", "-p", "pytest_tokcompat.plugin", *PLUGIN_FLAGS], isolated),
+        # pytest's own start in this venv, no tests: the share of "plugin" that is not tokcompat's
+        "pytest-start": ([PYTHON, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q",
+                          "--collect-only"], bench_env()),
+    }  # fmt: skip
 
 
 def measure(reps: int) -> dict[str, list[float]]:
     cwd = empty_dir("overhead")
-    commands = _commands(cwd)
-    times: dict[str, list[float]] = {"baseline": [], "plugin": []}
-    for name in ("baseline", "plugin"):  # one unmeasured run each: page cache, .pyc files
-        run_timed(commands[name], cwd)
+    commands = _commands()
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for command, env in commands.values():  # one unmeasured run each: page cache, .pyc files
+        run_timed(command, cwd, env)
     for rep in range(reps):
-        order = ("baseline", "plugin") if rep % 2 == 0 else ("plugin", "baseline")
+        order = list(commands) if rep % 2 == 0 else list(reversed(commands))
         for name in order:
-            timed = run_timed(commands[name], cwd)
-            if timed.returncode != 0:
+            command, env = commands[name]
+            timed = run_timed(command, cwd, env)
+            if timed.returncode not in (0, 5 if name == "pytest-start" else 0):
                 raise SystemExit(
                     f"{name} failed (exit {timed.returncode}):\n{tail(timed.stdout + timed.stderr)}"
                 )
             times[name].append(timed.seconds)
         print(
-            f"  rep {rep + 1}: baseline {times['baseline'][-1]:.2f}s  plugin {times['plugin'][-1]:.2f}s",
+            "  rep " + str(rep + 1) + ": " + "  ".join(f"{n} {times[n][-1]:.2f}s" for n in commands),
             flush=True,
         )
     return times
@@ -105,11 +112,22 @@ def main(argv: list[str] | None = None) -> int:
     warm_snapshot_cache()
     load = 0.0 if args.no_wait else wait_until_quiet()
     times = measure(args.reps)
-    base, plug = median(times["baseline"]), median(times["plugin"])
-    ratio = plug / base
-    print(f"baseline loop   median {base:6.2f}s  ({', '.join(f'{t:.2f}' for t in times['baseline'])})")
-    print(f"pytest plugin   median {plug:6.2f}s  ({', '.join(f'{t:.2f}' for t in times['plugin'])})")
+    meds = {name: median(values) for name, values in times.items()}
+    base, plug, iso = meds["baseline"], meds["plugin"], meds["isolated"]
+    ratio, ratio_isolated = plug / base, iso / base
+    for name, label in (
+        ("baseline", "baseline loop"),
+        ("plugin", "pytest --tokcompat"),
+        ("isolated", "  same, autoload off"),
+        ("pytest-start", "pytest start, no tests"),
+    ):
+        print(f"{label:<24} median {meds[name]:6.2f}s  ({', '.join(f'{t:.2f}' for t in times[name])})")
     print(f"ratio plugin/baseline {ratio:.3f}x  target <= {TARGET}x: {verdict(ratio <= TARGET)}")
+    print(
+        f"ratio with plugin autoload off (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 -p pytest_tokcompat.plugin): "
+        f"{ratio_isolated:.3f}x: {verdict(ratio_isolated <= TARGET)}"
+    )
+    print(f"(pytest's own start in this venv, no tests collected: {meds['pytest-start']:.2f}s)")
 
     plugin_counts, baseline_counts, report = count_parses()
     print("\ntokenizer.json parses per case (rust = Tokenizer.from_file/from_str, json = Python json load)")
@@ -145,11 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         {
             "name": "overhead",
             "load_before": load,
-            "baseline_s": times["baseline"],
-            "plugin_s": times["plugin"],
+            "times_s": times,
             "baseline_median_s": base,
             "plugin_median_s": plug,
+            "isolated_median_s": iso,
+            "pytest_start_median_s": meds["pytest-start"],
             "ratio": ratio,
+            "ratio_isolated": ratio_isolated,
             "target": TARGET,
             "met": ratio <= TARGET,
             "parses_plugin": plugin_counts,
