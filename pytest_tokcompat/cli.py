@@ -23,6 +23,10 @@ def _check(args: argparse.Namespace) -> int:
     from pytest_tokcompat.snapshots import SnapshotError, materialize
     from pytest_tokcompat.static import CheckpointError
 
+    import transformers
+
+    # transformers' warnings are kept with each attempt in the record; keep the terminal for the verdict.
+    transformers.logging.disable_default_handler()
     target = Path(args.path)
     try:
         if target.is_dir():
