@@ -17,16 +17,23 @@ EXIT_OK, EXIT_BROKEN, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def _check(args: argparse.Namespace) -> int:
+    import transformers
+
+    # transformers' warnings are kept with each attempt in the record; keep the terminal for the verdict.
+    transformers.logging.disable_default_handler()
+    try:
+        return _judge_and_print(args)
+    finally:
+        transformers.logging.enable_default_handler()
+
+
+def _judge_and_print(args: argparse.Namespace) -> int:
     from pytest_tokcompat.alarms import verdict_alarm
     from pytest_tokcompat.ladder import judge
     from pytest_tokcompat.runner import NotReachable, describe_attempts
     from pytest_tokcompat.snapshots import SnapshotError, materialize
     from pytest_tokcompat.static import CheckpointError
 
-    import transformers
-
-    # transformers' warnings are kept with each attempt in the record; keep the terminal for the verdict.
-    transformers.logging.disable_default_handler()
     target = Path(args.path)
     try:
         if target.is_dir():
