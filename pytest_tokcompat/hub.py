@@ -279,6 +279,34 @@ def resolve_repo(repo: str, revision: str | None, *, trust_remote_code: bool = F
     return folder
 
 
+def prefetch(
+    entries: list[tuple[str, str | None, bool]], max_workers: int = 4
+) -> dict[tuple[str, str | None], Path | Exception]:
+    """Resolve many (repo, revision, trust_remote_code) at once, before the tests need them.
+
+    Downloads are network-bound, so a few threads fill the shared cache in the time of
+    the slowest one; the tests (and every xdist worker) then find their files cached.
+    Failures are returned, not raised: each case reports its own.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    unique = list(dict.fromkeys(entries))
+    results: dict[tuple[str, str | None], Path | Exception] = {}
+    if not unique:
+        return results
+    with ThreadPoolExecutor(max_workers=min(max_workers, len(unique))) as pool:
+        futures = {
+            (repo, revision): pool.submit(resolve_repo, repo, revision, trust_remote_code=trust)
+            for repo, revision, trust in unique
+        }
+        for key, future in futures.items():
+            try:
+                results[key] = future.result()
+            except Exception as error:  # reported by the case itself when it runs
+                results[key] = error
+    return results
+
+
 # ---- names: hub repo ids, served names (--served-model-name) and case ids --------------------------
 
 

@@ -51,6 +51,19 @@ class TokcompatSession:
         self.records: dict[str, dict[str, Any]] = {}
         self.written: Path | None = None
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Fill the hub cache for every hub entry at once, before any worker needs it."""
+        entries = [
+            (c.repo, c.revision, c.trust_remote_code)
+            for c in self.matrix.cases
+            if c.snapshot is None and c.repo
+        ]
+        if entries and self._is_controller():
+            from pytest_tokcompat.hub import hub_offline, prefetch
+
+            if not hub_offline():
+                prefetch(entries)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
         try:

@@ -387,3 +387,32 @@ def test_the_cache_folder_and_offline_mode_are_read_at_call_time(
     assert hub.hub_offline() is False
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert hub.hub_offline() is True
+
+
+def test_prefetch_resolves_entries_concurrently_and_returns_failures(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time as clock
+
+    from pytest_tokcompat import hub
+
+    active, peak, lock = 0, 0, threading.Lock()
+
+    def slow_resolve(repo: str, revision: str | None, *, trust_remote_code: bool = False) -> Path:
+        nonlocal active, peak
+        with lock:
+            active += 1
+            peak = max(peak, active)
+        clock.sleep(0.2)
+        with lock:
+            active -= 1
+        if repo == "owner/absent":
+            raise hub.NotReachable("owner/absent is not cached")
+        return Path("/cache") / repo
+
+    monkeypatch.setattr(hub, "resolve_repo", slow_resolve)
+    entries = [("owner/a", None, False), ("owner/b", "main", False), ("owner/absent", None, False)]
+    results = hub.prefetch([*entries, entries[0]])
+    assert peak >= 2, "the entries were resolved one after another"
+    assert results[("owner/a", None)] == Path("/cache/owner/a")
+    assert isinstance(results[("owner/absent", None)], hub.NotReachable)
+    assert len(results) == 3
