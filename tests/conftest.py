@@ -7,6 +7,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,16 @@ from transformers import AutoTokenizer  # noqa: F401
 from transformers.models.auto import tokenization_auto  # noqa: F401
 
 transformers.logging.set_verbosity_error()
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty hub cache of this test's own, offline."""
+    root = tmp_path / "hf-cache"
+    root.mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return root
 
 
 @pytest.fixture(autouse=True)

@@ -31,16 +31,6 @@ KIMI = "moonshotai/Kimi-K2-Instruct"
 GOLDEN = Path(__file__).resolve().parent.parent / "matrix" / "golden"
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty hub cache of this test's own, offline."""
-    root = tmp_path / "hf-cache"
-    root.mkdir()
-    monkeypatch.setenv("HF_HUB_CACHE", str(root))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return root
-
-
 def write_matrix(root: Path, body: str) -> Path:
     path = root / "models.yaml"
     path.write_text("version: 1\ncases:\n" + body, encoding="utf-8")

