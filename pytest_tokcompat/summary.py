@@ -42,6 +42,13 @@ def summary_lines(records: list[dict[str, Any]]) -> list[str]:
         for row in rows
     ]
     lines.insert(1, "-+-".join("-" * width for width in widths))
+    for record in cases:
+        if record.get("verdict_matches_static") is False:
+            predicted = record.get("static", {}).get("predicted")
+            lines.append(
+                f"note: {record['id']}: the static view predicts {predicted}, the measured verdict is "
+                f"{record.get('verdict')} (information, not a failure)"
+            )
     for record in aliases:
         lines.append(f"{record['id']}: {record.get('status')}: {record.get('message', '').splitlines()[0]}")
     alarms = [alarm for record in records for alarm in record.get("alarms", [])]
