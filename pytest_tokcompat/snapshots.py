@@ -152,12 +152,9 @@ def _derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
         if kind in ("bpe-vocab", "bpe-merges") and origin not in bpe_cache:
             bpe_cache[origin] = tiktoken_bpe.bpe_vocab_and_merges(ranks)
         if kind == "bpe-vocab":
-            vocab, _ = bpe_cache[origin]
-            (staging / name).write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+            (staging / name).write_text(tiktoken_bpe.vocab_text(bpe_cache[origin][0]), encoding="utf-8")
         elif kind == "bpe-merges":
-            _, merges = bpe_cache[origin]
-            lines = ["#version: 0.2", *(f"{a} {b}" for a, b in merges)]
-            (staging / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+            (staging / name).write_text(tiktoken_bpe.merges_text(bpe_cache[origin][1]), encoding="utf-8")
         elif kind == "tokenizer-json":
             added = _added_tokens(staging / spec.get("added_tokens_from", "tokenizer_config.json"))
             document = tiktoken_bpe.build_tokenizer_json(ranks, spec["pattern"], added)

@@ -87,17 +87,14 @@ def bpe_vocab_and_merges(ranks: dict[bytes, int]) -> tuple[dict[str, int], list[
     return vocab, merges
 
 
-def write_vocab_and_merges(ranks: dict[bytes, int], folder: Path) -> tuple[Path, Path]:
-    """Write ``vocab.json`` and ``merges.txt`` as Qwen2-family repos have them; return both paths."""
-    vocab, merges = bpe_vocab_and_merges(ranks)
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    vocab_path = folder / "vocab.json"
-    merges_path = folder / "merges.txt"
-    vocab_path.write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    lines = ["#version: 0.2", *(f"{left} {right}" for left, right in merges)]
-    merges_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return vocab_path, merges_path
+def vocab_text(vocab: dict[str, int]) -> str:
+    """``vocab.json`` as Qwen2-family repos have it."""
+    return json.dumps(vocab, ensure_ascii=False)
+
+
+def merges_text(merges: list[tuple[str, str]]) -> str:
+    """``merges.txt`` as Qwen2-family repos have it, version line first."""
+    return "\n".join(["#version: 0.2", *(f"{left} {right}" for left, right in merges)]) + "\n"
 
 
 def build_tokenizer_json(ranks: dict[bytes, int], pattern: str, added_tokens: list[dict]) -> dict[str, Any]:

@@ -1,0 +1,41 @@
+"""The alias registry: an alias applies for a block and leaves no trace, and never replaces a native type."""
+
+from __future__ import annotations
+
+import pytest
+import toys
+
+from pytest_tokcompat.aliases import REGISTRY, Alias, applied_alias, find_alias
+from pytest_tokcompat.isolation import registry_fingerprint
+
+TOY = Alias(toys.TOY_ALIAS_TYPE, "transformers.models.gpt2.configuration_gpt2.GPT2Config", "gpt2", "x")
+
+
+def test_an_applied_alias_is_known_inside_the_block_and_gone_after() -> None:
+    from transformers import AutoConfig
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    before = registry_fingerprint()
+    with applied_alias(TOY) as config_class:
+        assert AutoConfig.for_model(TOY.model_type).model_type == TOY.model_type
+        assert issubclass(config_class, CONFIG_MAPPING["gpt2"])
+    assert TOY.model_type not in CONFIG_MAPPING
+    assert registry_fingerprint() == before
+
+
+def test_an_alias_never_replaces_a_native_registration() -> None:
+    native = Alias("gpt2", "transformers.models.gpt2.configuration_gpt2.GPT2Config", "gpt2", "x")
+    before = registry_fingerprint()
+    with pytest.raises(ValueError, match="registers 'gpt2' natively; an alias never replaces it"):
+        with applied_alias(native):
+            pass
+    assert registry_fingerprint() == before
+
+
+def test_the_deepseek_v32_entry_records_what_was_measured() -> None:
+    alias = find_alias("deepseek_v32")
+    assert alias is REGISTRY["deepseek_v32"]
+    assert alias.native_since == "5.11.0"
+    assert alias.tokenizer_class == "PreTrainedTokenizerFast"
+    assert alias.upstream_issue.endswith("/issues/42590")
+    assert find_alias(None) is None and find_alias("no_such_type") is None
