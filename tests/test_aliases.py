@@ -26,9 +26,11 @@ def test_an_applied_alias_is_known_inside_the_block_and_gone_after() -> None:
 def test_an_alias_never_replaces_a_native_registration() -> None:
     native = Alias("gpt2", "transformers.models.gpt2.configuration_gpt2.GPT2Config", "gpt2", "x")
     before = registry_fingerprint()
-    with pytest.raises(ValueError, match="registers 'gpt2' natively; an alias never replaces it"):
-        with applied_alias(native):
-            pass
+    with (
+        pytest.raises(ValueError, match="registers 'gpt2' natively; an alias never replaces it"),
+        applied_alias(native),
+    ):
+        pass
     assert registry_fingerprint() == before
 
 
