@@ -284,3 +284,20 @@ def test_collect_only_imports_neither_transformers_nor_tokenizers(pytester: pyte
         "--tokcompat", f"--tokcompat-matrix={matrix}", "--collect-only", "-s", "-p", "no:randomly"
     )
     result.stdout.fnmatch_lines(["*<CaseItem native>*", "HEAVY []"])
+
+
+def test_the_ini_option_and_the_projects_own_matrix_are_found(pytester: pytest.Pytester) -> None:
+    toys.native_toy(pytester.path / "native")
+    write_matrix(pytester.path, "  - {id: from-ini, snapshot: native, expect: native}\n")
+    pytester.makeini("[pytest]\ntokcompat_matrix = models.yaml\n")
+    result = pytester.runpytest("--tokcompat", "-p", "no:randomly", "-v")
+    result.stdout.fnmatch_lines(["tokcompat: matrix *models.yaml", "*::from-ini PASSED*"])
+    (pytester.path / "tox.ini").unlink()
+    own = pytester.path / "matrix"
+    own.mkdir()
+    toys.native_toy(own / "native")
+    (own / "models.yaml").write_text("cases:\n  - {id: project-own, snapshot: native, expect: native}\n")
+    result = pytester.runpytest("--tokcompat", "-p", "no:randomly", "-v")
+    result.stdout.fnmatch_lines(
+        ["tokcompat: matrix *matrix/models.yaml", "*matrix/models.yaml::project-own PASSED*"]
+    )
