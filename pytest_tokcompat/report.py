@@ -29,10 +29,11 @@ def library_versions() -> dict[str, str | None]:
 
 def build_report(records: list[dict[str, Any]], matrix: str | None) -> dict[str, Any]:
     alarms = [alarm for record in records for alarm in record.get("alarms", [])]
+    versions = library_versions()
     return {
         "schema_version": SCHEMA_VERSION,
-        "versions": library_versions(),
-        "transformers_version": library_versions()["transformers"],
+        "versions": versions,
+        "transformers_version": versions["transformers"],
         "matrix": matrix,
         "cases": sorted(records, key=lambda r: (r.get("kind", "case"), r.get("id", ""))),
         "alarms": alarms,
