@@ -95,7 +95,8 @@ def check_file_sizes(folder: Path, names: list[str], max_file_mb: float) -> None
 class Attempt:
     remedy: str
     status: str
-    """ok, drift (loads, wrong ids), load-error, not-checked (loads, no ground truth) or skipped."""
+    """ok, drift (loads, wrong ids), load-error, encode-error, timeout, not-checked (loads, no ground
+    truth) or skipped."""
     detail: str | None = None
     tokenizer_class: str | None = None
     parity: Parity | None = None
@@ -280,10 +281,17 @@ def judge(
                     )
                     recorded, recording = golden_path, False
                     truth = ground_truth(folder, texts, golden_path, reference)
-                attempt.parity = check_parity(loaded, truth, texts)
-                attempt.status = {MATCH: "ok", NOT_CHECKED: "not-checked"}.get(attempt.parity.status, "drift")
-                if attempt.status == "drift":
-                    attempt.detail = attempt.parity.describe()
+                try:
+                    with time_limit(limits.load_timeout):
+                        attempt.parity = check_parity(loaded, truth, texts)
+                except Exception as error:  # a tokenizer that loads but cannot encode is no remedy
+                    attempt.status, attempt.detail = "encode-error", _error_text(error)
+                    loaded = None
+                else:
+                    statuses = {MATCH: "ok", NOT_CHECKED: "not-checked"}
+                    attempt.status = statuses.get(attempt.parity.status, "drift")
+                    if attempt.status == "drift":
+                        attempt.detail = attempt.parity.describe()
         attempt.seconds = time.perf_counter() - started
         attempt.warnings = list(messages)
         attempts.append(attempt)

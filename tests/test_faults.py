@@ -156,3 +156,18 @@ def test_a_dying_worker_leaves_the_other_records_and_its_case_not_checked(pytest
     assert records["first"]["verdict"] == records["third"]["verdict"] == "native"
     assert records["victim"]["status"] in ("not-checked", "failed")
     assert records["victim"]["verdict"] is None, "a case that never ran has no verdict"
+
+
+def test_a_tokenizer_that_loads_but_cannot_encode_is_no_remedy(tmp_path: Path) -> None:
+    folder = toys.remote_toy(tmp_path / "cannot-encode")
+    code = (folder / "tokenization_toy.py").read_text()
+    code += (
+        "\n    def encode(self, *args, **kwargs):\n"
+        "        raise RuntimeError('encode is broken in this checkpoint')\n"
+    )
+    (folder / "tokenization_toy.py").write_text(code)
+    judgement = judge(folder, trust_remote_code=True)
+    remote = judgement.attempt("auto_map")
+    assert judgement.verdict == "broken"
+    assert remote is not None and remote.status == "encode-error"
+    assert remote.detail == "RuntimeError: encode is broken in this checkpoint"
