@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata, resources
+from importlib import metadata
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -134,12 +134,9 @@ def package_requirement() -> str:
 
 
 def default_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-tokcompat" / "bisect"
+    from pytest_tokcompat.snapshots import user_cache_home
 
-
-def bundled_matrix() -> Path:
-    return Path(str(resources.files("pytest_tokcompat.bundled") / "models.yaml"))
+    return user_cache_home() / "bisect"
 
 
 @dataclass(frozen=True)
@@ -163,7 +160,7 @@ def resolve_target(case_or_path: str, matrix: Path | None) -> Target:
         except SnapshotError as error:
             raise BisectError(f"{path}: {error}") from None
         return Target(path.resolve().name, str(folder.resolve()))
-    from pytest_tokcompat.matrix import MatrixError, load_matrix
+    from pytest_tokcompat.matrix import MatrixError, bundled_matrix, load_matrix
 
     matrix_file = matrix or (
         Path("matrix/models.yaml") if Path("matrix/models.yaml").is_file() else bundled_matrix()

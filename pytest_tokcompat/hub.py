@@ -14,11 +14,10 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.matrix import Case, MatrixError, load_matrix
+from pytest_tokcompat.matrix import Case, MatrixError, bundled_matrix, load_matrix
 from pytest_tokcompat.runner import NotReachable, NotRunnable
 
 TOKENIZER_PATTERNS = [
@@ -310,11 +309,6 @@ def prefetch(
 # ---- names: hub repo ids, served names (--served-model-name) and case ids --------------------------
 
 
-def bundled_matrix_path() -> Path:
-    """The matrix shipped with the package (as session.bundled_matrix, without importing pytest)."""
-    return Path(str(resources.files("pytest_tokcompat.bundled") / "models.yaml"))
-
-
 @dataclass(frozen=True)
 class NameMatch:
     """The matrix entry a name stands for, how it matched, and entries it could be mistaken for."""
@@ -336,7 +330,7 @@ def find_case(name: str, matrix: Path | None = None) -> NameMatch | None:
     A served name wins over a case id because it is what a serving engine reports
     (``--served-model-name glm-5`` serves lukealonso/GLM-5-NVFP4, not zai-org/GLM-5).
     """
-    path = matrix or bundled_matrix_path()
+    path = matrix or bundled_matrix()
     cases = load_matrix(path).cases
     by_repo = [c for c in cases if c.repo is not None and c.repo.lower() == name.lower()]
     if by_repo:
@@ -356,7 +350,7 @@ def find_case(name: str, matrix: Path | None = None) -> NameMatch | None:
 
 
 def unknown_name_message(name: str, matrix: Path | None) -> str:
-    where = matrix or bundled_matrix_path()
+    where = matrix or bundled_matrix()
     return (
         f"{name!r} is neither a folder, a hub repo id (owner/name), nor a served name or case id in {where}: "
         "pass the tokenizer's repo instead, e.g. `tokcompat check deepseek-ai/DeepSeek-V3.2-Exp` or "

@@ -161,7 +161,13 @@ class _Reader:
                 return None
             try:
                 return self.constructor.construct_object(node, deep=True)
-            except (ValueError, KeyError, yaml.YAMLError):
+            except (
+                ValueError,
+                KeyError,
+                IndexError,
+                TypeError,
+                yaml.YAMLError,
+            ):  # PyYAML raises these for bad tagged scalars
                 self.constructor.recursive_objects.clear()
                 kind = node.tag.rsplit(":", 1)[-1]
                 self.problem(node, case, f"{node.value[:40]!r} is not a valid {kind}", "quote it or fix it")
@@ -200,6 +206,13 @@ def _key_nodes(mapping: yaml.MappingNode) -> dict[str, tuple[yaml.Node, yaml.Nod
         if isinstance(key_node, yaml.ScalarNode):
             found.setdefault(str(key_node.value), (key_node, value_node))
     return found
+
+
+def bundled_matrix() -> Path:
+    """The matrix shipped inside the package (``matrix/`` of the repo, installed as pytest_tokcompat.bundled)."""
+    from importlib import resources
+
+    return Path(str(resources.files("pytest_tokcompat.bundled") / "models.yaml"))
 
 
 def load_matrix(path: str | Path) -> Matrix:

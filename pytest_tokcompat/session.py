@@ -8,19 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_tokcompat.items import PROPERTY, MatrixFile
-from pytest_tokcompat.matrix import Matrix, MatrixError, load_matrix
+from pytest_tokcompat.matrix import Matrix, MatrixError, bundled_matrix, load_matrix
 from pytest_tokcompat.report import build_report, write_json_atomic
-
-
-def bundled_matrix() -> Path:
-    return Path(str(resources.files("pytest_tokcompat.bundled") / "models.yaml"))
 
 
 def matrix_path(config: pytest.Config) -> Path:

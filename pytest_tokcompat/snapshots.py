@@ -27,13 +27,18 @@ class SnapshotError(Exception):
     """A snapshot cannot be assembled; the message says which file and how to fix it."""
 
 
+def user_cache_home() -> Path:
+    """pytest-tokcompat's folder in the user's XDG cache (snapshots, bisect environments)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-tokcompat"
+
+
 def cache_root() -> Path:
     """Where assembled snapshots live: $TOKCOMPAT_CACHE, else the XDG cache folder."""
     explicit = os.environ.get("TOKCOMPAT_CACHE")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-tokcompat" / "snapshots"
+    return user_cache_home() / "snapshots"
 
 
 def sha256_of(path: Path) -> str:

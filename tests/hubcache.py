@@ -15,8 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from pytest_tokcompat.hub import bundled_matrix_path
-from pytest_tokcompat.matrix import Case, load_matrix
+from pytest_tokcompat.matrix import Case, bundled_matrix, load_matrix
 from pytest_tokcompat.snapshots import SOURCES_FILE, materialize
 
 NOT_CACHED = {
@@ -83,7 +82,7 @@ def add_repo(
 
 
 def bundled_case(case_id: str) -> Case:
-    return load_matrix(bundled_matrix_path()).by_id(case_id)
+    return load_matrix(bundled_matrix()).by_id(case_id)
 
 
 def snapshot_files(case: Case) -> dict[str, bytes]:

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_tokcompat.session import bundled_matrix
+from pytest_tokcompat.matrix import bundled_matrix
 from pytest_tokcompat.snapshots import SnapshotError, materialize
 
 pytest_plugins = ["pytester"]
