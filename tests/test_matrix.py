@@ -650,3 +650,11 @@ def test_expected_for_rejects_a_non_version() -> None:
 def test_matching_ranges_accepts_a_version_object() -> None:
     ranges = [parse_range("<5.11"), parse_range(">=5.11")]
     assert [r.text for r in matching_ranges(ranges, Version("5.11.0rc1"))] == [">=5.11"]
+
+
+def test_an_empty_tagged_number_is_a_located_problem(tmp_path: Path) -> None:
+    # Found by the fuzzer: PyYAML's int constructor raises IndexError on an empty scalar.
+    path = write(tmp_path, "version: !!int ''\ncases: []\n")
+    with pytest.raises(MatrixError) as caught:
+        load_matrix(path)
+    assert any(p.line == 1 and "'' is not a valid int" in p.what for p in caught.value.problems)
