@@ -206,7 +206,11 @@ def _skip_reason(remedy: str, view: StaticView, trust_remote_code: bool, alias: 
         if not view.has_auto_map:
             return "the checkpoint ships no auto_map"
         if not trust_remote_code:
-            return "the entry does not opt in to trust_remote_code"
+            return (
+                "trust_remote_code is off; opt in if you trust the checkpoint's code: `trust_remote_code: "
+                "true` in its matrix entry, `tokcompat check --trust-remote-code`, or "
+                "load_tokenizer(..., trust_remote_code=True)"
+            )
     if remedy == "alias":
         if alias is None:
             return f"no alias for model_type {view.model_type!r} in the registry"

@@ -81,8 +81,9 @@ def load_tokenizer(
     """Load ``name_or_path`` with the verdict ladder; TokenizerBroken where nothing loads it right.
 
     A matrix entry for the name (by repo, served name or case id; the bundled matrix
-    when ``matrix`` is None) supplies its trust_remote_code opt-in, revision, probe
-    texts and golden ids. Remote code from the hub runs only at a commit sha.
+    when ``matrix`` is None) supplies its revision, probe texts and golden ids. Remote
+    code runs only when the caller passes ``trust_remote_code=True`` (an entry's opt-in
+    is for the matrix's own runs), and from the hub only at a commit sha.
     Raises NotReachable (hub unreachable, not cached, no offline snapshot),
     NotRunnable/UnknownName (a refused or unknown name) or TokenizerBroken.
     """
@@ -102,8 +103,14 @@ def load_tokenizer(
             folder, source = materialize(found.case.snapshot), SNAPSHOT
         else:
             if found is not None:
+                # The entry pins the revision; whether its code runs is the caller's decision alone
+                # (the matrix's opt-in applies to the matrix's own test runs).
                 revision = revision or found.case.revision
-                trust_remote_code = trust_remote_code or found.case.trust_remote_code
+                if found.case.trust_remote_code and not trust_remote_code:
+                    notes.append(
+                        f"case {found.case.id!r} opts in to trust_remote_code for the matrix's runs; "
+                        "its code runs here only if you pass trust_remote_code=True"
+                    )
                 if found.by != "repo":
                     notes.append(f"{name!r} is the {found.by} of case {found.case.id!r}: loaded {repo}")
                 notes.extend(

@@ -62,12 +62,54 @@ def read_sources(folder: Path) -> dict[str, Any] | None:
     return data
 
 
+_RESERVED_NAMES = {SOURCES_FILE, _COMPLETE_MARK}
+
+
+def member_name(name: object, manifest: Path, what: str) -> str:
+    """A file name from a manifest, refused unless it is one plain name inside the snapshot folder.
+
+    A local folder is data: its manifest must never make assembling write (or read
+    its origin) outside the cache entry being built, whatever names it holds.
+    """
+    bad = (
+        not isinstance(name, str)
+        or not name
+        or name in (".", "..")
+        or name in _RESERVED_NAMES
+        or any(ch in name for ch in ("/", "\\", "\x00", ":"))
+        or name != name.strip()
+        or Path(name).is_absolute()
+        or len(name) > 255
+    )
+    if bad:
+        raise SnapshotError(
+            f"{manifest}: {what} {name!r} is not a plain file name; a manifest may only name files "
+            "directly inside the snapshot folder (no '/', '..', absolute paths or drive letters)"
+        )
+    assert isinstance(name, str)
+    return name
+
+
+def _inside(staging: Path, name: str, manifest: Path, what: str) -> Path:
+    """The path of ``name`` in the staging folder, checked to resolve inside it."""
+    path = staging / member_name(name, manifest, what)
+    root = staging.resolve()
+    if path.is_symlink() or path.resolve().parent != root:
+        raise SnapshotError(f"{manifest}: {what} {name!r} resolves outside the snapshot folder; refused")
+    return path
+
+
 def packaged_file(name: str, spec: dict[str, Any], manifest: Path) -> Path:
     """Locate one pinned file inside an installed distribution and verify its hash."""
     package, version, relative, expected = (spec.get(k) for k in ("package", "version", "path", "sha256"))
     if not all(isinstance(v, str) for v in (package, version, relative, expected)):
         raise SnapshotError(f"{manifest}: file {name!r} needs package, version, path and sha256")
     assert isinstance(package, str) and isinstance(relative, str)
+    parts = Path(relative).parts
+    if Path(relative).is_absolute() or ".." in parts or not parts:
+        raise SnapshotError(
+            f"{manifest}: file {name!r} names path {relative!r}; it must be a relative path inside the package"
+        )
     try:
         distribution = metadata.distribution(package)
     except metadata.PackageNotFoundError:
@@ -95,6 +137,10 @@ def packaged_file(name: str, spec: dict[str, Any], manifest: Path) -> Path:
 def _fingerprint(folder: Path, sources: dict[str, Any]) -> str:
     digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode())
     for path in sorted(folder.iterdir()):
+        if path.is_symlink():
+            raise SnapshotError(
+                f"{path}: a snapshot folder with a manifest may not hold symbolic links; copy the file in"
+            )
         if path.is_file():
             digest.update(path.name.encode())
             digest.update(path.read_bytes())
@@ -129,13 +175,22 @@ def materialize(folder: str | Path, root: Path | None = None) -> Path:
 def _assemble(folder: Path, sources: dict[str, Any], staging: Path) -> None:
     manifest = folder / SOURCES_FILE
     for path in folder.iterdir():
-        if path.is_file() and path.name != SOURCES_FILE:
-            shutil.copy2(path, staging / path.name)
+        if path.name == SOURCES_FILE:
+            continue
+        if path.is_symlink():
+            raise SnapshotError(
+                f"{path}: a snapshot folder with a manifest may not hold symbolic links; copy the file in"
+            )
+        if path.is_file():
+            shutil.copyfile(path, _inside(staging, path.name, manifest, "file"))
     for name, spec in sources.get("files", {}).items():
         if not isinstance(spec, dict):
             raise SnapshotError(f"{manifest}: file {name!r} must be an object")
-        shutil.copyfile(packaged_file(name, spec, manifest), staging / name)
+        target = _inside(staging, name, manifest, "file")
+        shutil.copyfile(packaged_file(name, spec, manifest), target)
     derived = sources.get("derived", {})
+    if not isinstance(derived, dict):
+        raise SnapshotError(f"{manifest}: 'derived' must be an object of file name to derivation")
     if derived:
         _derive(derived, staging, manifest)
 
@@ -146,24 +201,36 @@ def _derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
     ranks_cache: dict[str, dict[bytes, int]] = {}
     bpe_cache: dict[str, tuple[dict[str, int], list[tuple[str, str]]]] = {}
     for name, spec in derived.items():
+        target = _inside(staging, name, manifest, "derived file")
+        if not isinstance(spec, dict):
+            raise SnapshotError(f"{manifest}: derived {name!r} must be an object")
         kind, origin = spec.get("kind"), spec.get("from")
-        if not isinstance(origin, str) or not (staging / origin).is_file():
+        if not isinstance(origin, str) or not _inside(staging, origin, manifest, "'from'").is_file():
             raise SnapshotError(
                 f"{manifest}: derived {name!r} needs 'from' naming one of the snapshot's files"
             )
+        source = staging / origin
         ranks = ranks_cache.get(origin)
         if ranks is None:
-            ranks = ranks_cache[origin] = tiktoken_bpe.load_ranks(staging / origin)
+            ranks = ranks_cache[origin] = tiktoken_bpe.load_ranks(source)
         if kind in ("bpe-vocab", "bpe-merges") and origin not in bpe_cache:
             bpe_cache[origin] = tiktoken_bpe.bpe_vocab_and_merges(ranks)
         if kind == "bpe-vocab":
-            (staging / name).write_text(tiktoken_bpe.vocab_text(bpe_cache[origin][0]), encoding="utf-8")
+            target.write_text(tiktoken_bpe.vocab_text(bpe_cache[origin][0]), encoding="utf-8")
         elif kind == "bpe-merges":
-            (staging / name).write_text(tiktoken_bpe.merges_text(bpe_cache[origin][1]), encoding="utf-8")
+            target.write_text(tiktoken_bpe.merges_text(bpe_cache[origin][1]), encoding="utf-8")
         elif kind == "tokenizer-json":
-            added = _added_tokens(staging / spec.get("added_tokens_from", "tokenizer_config.json"))
-            document = tiktoken_bpe.build_tokenizer_json(ranks, spec["pattern"], added)
-            (staging / name).write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+            added_from = _inside(
+                staging,
+                spec.get("added_tokens_from", "tokenizer_config.json"),
+                manifest,
+                "'added_tokens_from'",
+            )
+            pattern = spec.get("pattern")
+            if not isinstance(pattern, str):
+                raise SnapshotError(f"{manifest}: derived {name!r} needs a 'pattern' string")
+            document = tiktoken_bpe.build_tokenizer_json(ranks, pattern, _added_tokens(added_from))
+            target.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
         else:
             raise SnapshotError(f"{manifest}: derived {name!r} has unknown kind {kind!r}")
 

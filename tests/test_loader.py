@@ -137,27 +137,42 @@ def test_broken_raises_with_every_attempt(tmp_path: Path) -> None:
     assert caught.value.judgement.verdict == "broken"
 
 
-def test_the_entry_opt_in_needs_a_commit_sha(
+def test_the_caller_decides_whether_remote_code_runs_not_the_matrix(
     cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     canary = tmp_path / "canary"
     monkeypatch.setenv("TOKCOMPAT_CANARY", str(canary))
     folder = toys.remote_toy(tmp_path / "remote")
     commit = hubcache.add_repo(cache, "toy/remote", {p.name: p.read_bytes() for p in folder.iterdir()})
-    branch = write_matrix(
-        tmp_path, "  - {id: r, repo: toy/remote, trust_remote_code: true, expect: auto_map}\n"
-    )
-    with pytest.raises(NotRunnable, match="trust_remote_code is refused"):
-        load_tokenizer("r", matrix=branch)
-    assert not canary.exists()
     pinned = write_matrix(
         tmp_path,
         f"  - {{id: r, repo: toy/remote, revision: '{commit}', trust_remote_code: true, expect: auto_map}}\n",
     )
-    result = load_tokenizer("toy/remote", matrix=pinned)  # by repo: the entry supplies revision and opt-in
+    # The entry opts in for the matrix's runs; a caller who did not ask gets no remote code, and is told how.
+    with pytest.raises(TokenizerBroken, match=r"load_tokenizer\(\.\.\., trust_remote_code=True\)"):
+        load_tokenizer("toy/remote", matrix=pinned)
+    assert not canary.exists()
+    result = load_tokenizer(
+        "toy/remote", matrix=pinned, trust_remote_code=True
+    )  # the entry pins the revision
     assert result.verdict == "auto_map"
     assert result.remote_files_ran == ["configuration_toy.py", "tokenization_toy.py"]
     assert canary.read_text() == "remote code ran"
+
+
+def test_a_callers_opt_in_still_needs_a_commit_sha(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    canary = tmp_path / "canary"
+    monkeypatch.setenv("TOKCOMPAT_CANARY", str(canary))
+    folder = toys.remote_toy(tmp_path / "remote")
+    hubcache.add_repo(cache, "toy/remote", {p.name: p.read_bytes() for p in folder.iterdir()})
+    branch = write_matrix(
+        tmp_path, "  - {id: r, repo: toy/remote, trust_remote_code: true, expect: auto_map}\n"
+    )
+    with pytest.raises(NotRunnable, match="trust_remote_code is refused"):
+        load_tokenizer("r", matrix=branch, trust_remote_code=True)
+    assert not canary.exists()
 
 
 def test_without_opt_in_remote_code_never_runs(
@@ -168,6 +183,6 @@ def test_without_opt_in_remote_code_never_runs(
     folder = toys.remote_toy(tmp_path / "remote")
     hubcache.add_repo(cache, "toy/remote", {p.name: p.read_bytes() for p in folder.iterdir()})
     other = write_matrix(tmp_path, "  - {id: x, repo: o/x, expect: native}\n")
-    with pytest.raises(TokenizerBroken, match="the entry does not opt in to trust_remote_code"):
+    with pytest.raises(TokenizerBroken, match="trust_remote_code is off; opt in"):
         load_tokenizer("toy/remote", matrix=other)
     assert not canary.exists()
