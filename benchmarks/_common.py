@@ -119,7 +119,7 @@ def generate_matrix(folder: Path, count: int) -> Path:
 
 def warm_snapshot_cache() -> None:
     """Assemble every bundled snapshot once, so no measured run pays for it."""
-    from pytest_tokcompat.snapshots import materialize
+    from pytest_tokcompat.sources.snapshots import materialize
 
     for entry in bundled_entries():
         materialize(BUNDLED_MATRIX.parent / entry["snapshot"])

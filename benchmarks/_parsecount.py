@@ -93,8 +93,8 @@ def install() -> None:
     import tokenizers
     import transformers.tokenization_utils_tokenizers  # noqa: F401  (binds Tokenizer at import)
 
-    import pytest_tokcompat.ladder as ladder
-    import pytest_tokcompat.parity as parity
+    import pytest_tokcompat.judge.ladder as ladder
+    import pytest_tokcompat.judge.parity as parity
 
     real = tokenizers.Tokenizer
     proxy = _proxy(real)

@@ -1,7 +1,7 @@
 """The baseline of the plugin-overhead target: a plain Python loop doing the ladder's loads and encodes.
 
 For every case of a matrix (default: the bundled one) it does what
-``pytest_tokcompat.ladder.judge`` does for the case's verdict remedy, and nothing
+``pytest_tokcompat.judge.ladder.judge`` does for the case's verdict remedy, and nothing
 else: materialize the snapshot, parse tokenizer.json once with
 ``tokenizers.Tokenizer.from_file`` for the ground truth (golden ids where there is
 none), build the probe texts with the checkpoint's special tokens, load with
@@ -58,7 +58,8 @@ def _load(folder: Path, remedy: str, model_type: str | None) -> Any:
     if remedy == "alias":
         import transformers
 
-        from pytest_tokcompat.aliases import REGISTRY, applied_alias
+        from pytest_tokcompat.judge.remedies import applied_alias
+        from pytest_tokcompat.matrix.aliases import REGISTRY
 
         alias = REGISTRY[model_type or ""]
         with applied_alias(alias):
@@ -75,10 +76,10 @@ def run_baseline(
     import transformers
     from tokenizers import Tokenizer
 
-    from pytest_tokcompat.matrix import load_matrix
-    from pytest_tokcompat.probes import probe_texts
-    from pytest_tokcompat.snapshots import materialize
-    from pytest_tokcompat.static import special_tokens
+    from pytest_tokcompat.judge.probes import probe_texts
+    from pytest_tokcompat.judge.static import special_tokens
+    from pytest_tokcompat.matrix.loader import load_matrix
+    from pytest_tokcompat.sources.snapshots import materialize
 
     if matrix is None:
         matrix = Path(__file__).resolve().parent.parent / "matrix" / "models.yaml"
@@ -107,7 +108,7 @@ def run_baseline(
             decoded = {t: str(golden.get("decoded", {}).get(t, t)) for t in ids}
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         model_type = config.get("model_type")
-        from pytest_tokcompat.aliases import REGISTRY
+        from pytest_tokcompat.matrix.aliases import REGISTRY
 
         expected_outcome = case.expected_for(version)
         remedies = _remedies_for(expected_outcome, case.trust_remote_code, model_type in REGISTRY)

@@ -1,4 +1,4 @@
-"""Bisect: environment builds of ``pytest_tokcompat.bisect.bisect_releases`` for n releases, n = 4..64.
+"""Bisect: environment builds of ``pytest_tokcompat.ci.bisect.bisect_releases`` for n releases, n = 4..64.
 
 A fake verdict function stands in for the environment build (each call is one
 build): for every n and every position of the single verdict change (the
@@ -18,7 +18,7 @@ import sys
 from _common import verdict, write_json
 from packaging.version import Version
 
-from pytest_tokcompat.bisect import bisect_releases, max_builds
+from pytest_tokcompat.ci.bisect import bisect_releases, max_builds
 
 
 def worst_builds(count: int) -> tuple[int, bool]:

@@ -44,7 +44,7 @@ def _commands() -> dict[str, tuple[list[str], dict[str, str]]]:
         # the command of the target, in this venv: every installed pytest plugin autoloads
         "plugin": ([PYTHON, "-m", "pytest", *PLUGIN_FLAGS], bench_env()),
         # only pytest and this plugin, as in a grid env (which installs no other pytest plugin)
-        "isolated": ([PYTHON, "-m", "pytest", "-p", "pytest_tokcompat.plugin", *PLUGIN_FLAGS], isolated),
+        "isolated": ([PYTHON, "-m", "pytest", "-p", "pytest_tokcompat.pytest_plugin.plugin", *PLUGIN_FLAGS], isolated),
         # pytest's own start in this venv, no tests: the share of "plugin" that is not tokcompat's
         "pytest-start": ([PYTHON, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q",
                           "--collect-only"], bench_env()),
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:<24} median {meds[name]:6.2f}s  ({', '.join(f'{t:.2f}' for t in times[name])})")
     print(f"ratio plugin/baseline {ratio:.3f}x  target <= {TARGET}x: {verdict(ratio <= TARGET)}")
     print(
-        f"ratio with plugin autoload off (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 -p pytest_tokcompat.plugin): "
+        f"ratio with plugin autoload off (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 -p pytest_tokcompat.pytest_plugin.plugin): "
         f"{ratio_isolated:.3f}x: {verdict(ratio_isolated <= TARGET)}"
     )
     print(f"(pytest's own start in this venv, no tests collected: {meds['pytest-start']:.2f}s)")

@@ -11,7 +11,7 @@ __all__ = ["__version__", "load_tokenizer"]
 def __getattr__(name: str) -> Any:
     # load_tokenizer pulls in transformers; keep `import pytest_tokcompat` (and pytest start-up) light.
     if name == "load_tokenizer":
-        from pytest_tokcompat.loader import load_tokenizer
+        from pytest_tokcompat.api import load_tokenizer
 
         return load_tokenizer
     raise AttributeError(name)

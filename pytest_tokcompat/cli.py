@@ -28,18 +28,18 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _judge_and_print(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.alarms import verdict_alarm
-    from pytest_tokcompat.ladder import judge
-    from pytest_tokcompat.runner import NotReachable, describe_attempts
-    from pytest_tokcompat.snapshots import SnapshotError, materialize
-    from pytest_tokcompat.static import CheckpointError
+    from pytest_tokcompat.judge.alarms import verdict_alarm
+    from pytest_tokcompat.judge.evaluate import NotReachable, describe_attempts
+    from pytest_tokcompat.judge.ladder import judge
+    from pytest_tokcompat.judge.static import CheckpointError
+    from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
 
     target = Path(args.path)
     try:
         if target.is_dir():
             folder = materialize(target)
         else:
-            from pytest_tokcompat.hub import resolve_name
+            from pytest_tokcompat.sources.hub import resolve_name
 
             folder = resolve_name(
                 args.path,
@@ -80,7 +80,7 @@ def _judge_and_print(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.grid import GridError, load_reports, merge, render
+    from pytest_tokcompat.ci.grid import GridError, load_reports, merge, render
 
     try:
         grid = merge(load_reports([Path(p) for p in args.reports]))
@@ -96,7 +96,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _releases(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.releases import ReleaseError, discover_releases
+    from pytest_tokcompat.ci.releases import ReleaseError, discover_releases
 
     try:
         found = discover_releases(pre=args.pre, since=args.since)
@@ -112,7 +112,7 @@ def _releases(args: argparse.Namespace) -> int:
 
 
 def _bisect(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.bisect import BisectError, run
+    from pytest_tokcompat.ci.bisect import BisectError, run
 
     try:
         result = run(
@@ -132,8 +132,8 @@ def _bisect(args: argparse.Namespace) -> int:
 
 
 def _issue_text(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.grid import GridError, load_reports, merge
-    from pytest_tokcompat.issues_text import issue_texts
+    from pytest_tokcompat.ci.grid import GridError, load_reports, merge
+    from pytest_tokcompat.ci.issues_text import issue_texts
 
     try:
         grid = merge(load_reports([Path(p) for p in args.reports]))
@@ -150,7 +150,7 @@ def _issue_text(args: argparse.Namespace) -> int:
 
 
 def _resolve(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.hub import resolve_command
+    from pytest_tokcompat.sources.hub import resolve_command
 
     code, text = resolve_command(args.name, Path(args.matrix) if args.matrix else None)
     print(text, file=sys.stdout if code == 0 else sys.stderr)

@@ -40,7 +40,7 @@ def _transformers_registries_unchanged() -> Iterator[None]:
     if "transformers" not in sys.modules:
         yield
         return
-    from pytest_tokcompat.isolation import registry_fingerprint
+    from pytest_tokcompat.judge.isolation import registry_fingerprint
 
     before = registry_fingerprint()
     yield

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.report import SCHEMA_VERSION
+from pytest_tokcompat.contract import SCHEMA_VERSION
 
 REMEDIES = ("native", "auto_map", "alias")
 

@@ -7,8 +7,9 @@ import importlib
 import pytest
 import toys
 
-from pytest_tokcompat.aliases import REGISTRY, Alias, applied_alias, find_alias
-from pytest_tokcompat.isolation import registry_fingerprint
+from pytest_tokcompat.judge.isolation import registry_fingerprint
+from pytest_tokcompat.judge.remedies import applied_alias
+from pytest_tokcompat.matrix.aliases import REGISTRY, Alias, find_alias
 
 TOY = Alias(toys.TOY_ALIAS_TYPE, "transformers.models.gpt2.configuration_gpt2.GPT2Config", "gpt2", "x")
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from pytest_tokcompat import bisect, releases
-from pytest_tokcompat.bisect import BisectError, BuildError, Target, UvVerdict, bisect_releases, max_builds
+from pytest_tokcompat.ci import bisect, releases
+from pytest_tokcompat.ci.bisect import BisectError, BuildError, Target, UvVerdict, bisect_releases, max_builds
+from pytest_tokcompat.ci.releases import Page
 from pytest_tokcompat.cli import main
-from pytest_tokcompat.releases import Page
 
 DATA = Path(__file__).parent / "data" / "transformers-simple-v1.json"
 INDEX = "https://index.invalid/simple"
@@ -301,5 +301,5 @@ def test_uv_verdict_reports_a_missing_uv(tmp_path: Path) -> None:
 
 
 def test_package_requirement_is_this_checkout() -> None:
-    root = Path(bisect.__file__).resolve().parent.parent
+    root = Path(bisect.__file__).resolve().parents[2]
     assert bisect.package_requirement() == str(root)

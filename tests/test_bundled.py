@@ -12,8 +12,8 @@ from types import ModuleType
 
 import pytest
 
-from pytest_tokcompat.matrix import bundled_matrix
-from pytest_tokcompat.snapshots import SnapshotError, materialize
+from pytest_tokcompat.matrix.loader import bundled_matrix
+from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
 
 pytest_plugins = ["pytester"]
 MATRIX_DIR = Path(__file__).resolve().parents[1] / "matrix"

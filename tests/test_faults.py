@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import toys
 
-from pytest_tokcompat.isolation import registry_fingerprint
-from pytest_tokcompat.ladder import Limits, judge
-from pytest_tokcompat.matrix import parse_matrix
-from pytest_tokcompat.runner import FAILED, PASSED, run_case
+from pytest_tokcompat.judge.evaluate import FAILED, PASSED, run_case
+from pytest_tokcompat.judge.isolation import registry_fingerprint
+from pytest_tokcompat.judge.ladder import Limits, judge
+from pytest_tokcompat.matrix.loader import parse_matrix
 
 pytest_plugins = ["pytester"]
 
@@ -112,7 +112,7 @@ def test_tokenizer_file_over_the_size_cap_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_attempt_that_fails_half_way_leaves_no_registration(tmp_path: Path) -> None:
-    import pytest_tokcompat.aliases as aliases
+    import pytest_tokcompat.matrix.aliases as aliases
 
     folder = toys.alias_toy(tmp_path / "half-way")
     (folder / "merges.txt").write_text("#version: 0.2\nthis is not a merge line at all\n")

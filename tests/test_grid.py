@@ -11,8 +11,7 @@ import pytest
 from packaging.version import Version
 from reportdata import alarm, alias_record, case, report, write
 
-from pytest_tokcompat.cli import main
-from pytest_tokcompat.grid import (
+from pytest_tokcompat.ci.grid import (
     MARK_CHANGED,
     MARK_DRIFT,
     MARK_UNEXPECTED,
@@ -24,7 +23,8 @@ from pytest_tokcompat.grid import (
     render_html,
     render_markdown,
 )
-from pytest_tokcompat.report import SCHEMA_VERSION
+from pytest_tokcompat.cli import main
+from pytest_tokcompat.contract import SCHEMA_VERSION
 
 MIB = 1024 * 1024
 

@@ -19,9 +19,10 @@ import toys
 from huggingface_hub import constants
 from huggingface_hub.utils import _detect_agent, _http, filter_repo_objects
 
-from pytest_tokcompat import cli, hub
-from pytest_tokcompat.matrix import load_matrix
-from pytest_tokcompat.runner import FAILED, NOT_CHECKED, NotReachable, NotRunnable, run_case
+from pytest_tokcompat import cli
+from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, NotReachable, NotRunnable, run_case
+from pytest_tokcompat.matrix.loader import load_matrix
+from pytest_tokcompat.sources import hub
 
 pytest_plugins = ["pytester"]
 
@@ -383,7 +384,7 @@ def test_prefetch_resolves_entries_concurrently_and_returns_failures(monkeypatch
     import threading
     import time as clock
 
-    from pytest_tokcompat import hub
+    from pytest_tokcompat.sources import hub
 
     active, peak, lock = 0, 0, threading.Lock()
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from reportdata import alarm, case, report, write
 
+from pytest_tokcompat.ci.grid import GridAlarm, load_reports, merge
+from pytest_tokcompat.ci.issues_text import TITLE_LIMIT, TITLE_PREFIX, alarm_title, issue_texts
 from pytest_tokcompat.cli import main
-from pytest_tokcompat.grid import GridAlarm, load_reports, merge
-from pytest_tokcompat.issues_text import TITLE_LIMIT, TITLE_PREFIX, alarm_title, issue_texts
 
 
 def grid_alarm(

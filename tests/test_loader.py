@@ -10,12 +10,12 @@ import pytest
 import toys
 
 import pytest_tokcompat
-import pytest_tokcompat.aliases as aliases
-from pytest_tokcompat.hub import UnknownName
-from pytest_tokcompat.loader import FOLDER, HUB, SNAPSHOT, LoadedTokenizer, TokenizerBroken, load_tokenizer
-from pytest_tokcompat.parity import reference_tokenizer
-from pytest_tokcompat.probes import probe_texts
-from pytest_tokcompat.runner import NotReachable, NotRunnable
+import pytest_tokcompat.matrix.aliases as aliases
+from pytest_tokcompat.api import FOLDER, HUB, SNAPSHOT, LoadedTokenizer, TokenizerBroken, load_tokenizer
+from pytest_tokcompat.judge.evaluate import NotReachable, NotRunnable
+from pytest_tokcompat.judge.parity import reference_tokenizer
+from pytest_tokcompat.judge.probes import probe_texts
+from pytest_tokcompat.sources.hub import UnknownName
 
 TOY_ALIAS = aliases.Alias(
     model_type=toys.TOY_ALIAS_TYPE,

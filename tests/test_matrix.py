@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from pytest_tokcompat.matrix import (
+from pytest_tokcompat.matrix.loader import (
     CASE_KEYS,
     MAX_NODES,
     OUTCOMES,
@@ -20,7 +20,7 @@ from pytest_tokcompat.matrix import (
     load_matrix,
     parse_matrix,
 )
-from pytest_tokcompat.versions import matching_ranges, overlapping_pairs, parse_range
+from pytest_tokcompat.matrix.versions import matching_ranges, overlapping_pairs, parse_range
 
 
 def write(tmp_path: Path, text: str, name: str = "models.yaml") -> Path:

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_tokcompat.matrix import (
+from pytest_tokcompat.matrix.loader import (
     CASE_KEYS,
     OUTCOMES,
     TOP_KEYS,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import toys
 
-from pytest_tokcompat.probes import probe_texts
+from pytest_tokcompat.judge.probes import probe_texts
 
 pytest_plugins = ["pytester"]
 
@@ -169,7 +169,7 @@ def test_no_expectation_for_the_installed_release_fails(pytester: pytest.Pyteste
 
 def _gpt2_alias_conftest(native_since: str | None, native_drift: str | None = None) -> str:
     return (
-        "import pytest_tokcompat.aliases as aliases\n"
+        "import pytest_tokcompat.matrix.aliases as aliases\n"
         "TOY = aliases.Alias(model_type='gpt2', base_config="
         "'transformers.models.gpt2.configuration_gpt2.GPT2Config', base_model_type='gpt2', "
         f"upstream_issue='https://example.invalid/1', native_since={native_since!r}, "

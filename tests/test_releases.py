@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from pytest_tokcompat import releases
+from pytest_tokcompat.ci import releases
+from pytest_tokcompat.ci.releases import Page, ReleaseError
 from pytest_tokcompat.cli import main
-from pytest_tokcompat.releases import Page, ReleaseError
 
 DATA = Path(__file__).parent / "data" / "transformers-simple-v1.json"
 INDEX = "https://index.invalid/simple"

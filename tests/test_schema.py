@@ -12,9 +12,10 @@ import jsonschema
 import pytest
 import yaml
 
+import pytest_tokcompat
 from pytest_tokcompat import matrix
-from pytest_tokcompat.matrix import MatrixError, load_matrix
-from pytest_tokcompat.schema import load_schema, schema_path
+from pytest_tokcompat.matrix.loader import MatrixError, load_matrix
+from pytest_tokcompat.matrix.schema import load_schema, schema_path
 
 BUNDLED = Path(__file__).resolve().parent.parent / "matrix" / "models.yaml"
 
@@ -40,7 +41,7 @@ def test_schema_ships_with_the_package() -> None:
     path = schema_path()
     assert path.name == "matrix.schema.json"
     assert path.is_file()
-    assert path.parent == Path(matrix.__file__).parent
+    assert path.parent == Path(pytest_tokcompat.__file__).parent
     assert json.loads(path.read_text(encoding="utf-8")) == load_schema()
     assert load_schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
 

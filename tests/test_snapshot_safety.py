@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tokcompat.cli import main
-from pytest_tokcompat.snapshots import SnapshotError, materialize
+from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
 
 MATRIX_DIR = Path(__file__).resolve().parent.parent / "matrix"
 QWEN = MATRIX_DIR / "snapshots/qwen3-0.6b"

@@ -145,7 +145,7 @@ def alias_conftest() -> str:
     """A conftest that adds a toy alias for the run and removes it after, leaving no global state."""
     return textwrap.dedent(
         f'''
-        import pytest_tokcompat.aliases as aliases
+        import pytest_tokcompat.matrix.aliases as aliases
 
         TOY = aliases.Alias(
             model_type="{TOY_ALIAS_TYPE}",

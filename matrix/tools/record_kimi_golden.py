@@ -18,10 +18,10 @@ import tiktoken
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pytest_tokcompat.parity import write_golden  # noqa: E402
-from pytest_tokcompat.probes import probe_texts  # noqa: E402
-from pytest_tokcompat.snapshots import SnapshotError, packaged_file  # noqa: E402
-from pytest_tokcompat.tiktoken_bpe import load_ranks  # noqa: E402
+from pytest_tokcompat.judge.parity import write_golden  # noqa: E402
+from pytest_tokcompat.judge.probes import probe_texts  # noqa: E402
+from pytest_tokcompat.sources.snapshots import SnapshotError, packaged_file  # noqa: E402
+from pytest_tokcompat.sources.tiktoken_bpe import load_ranks  # noqa: E402
 
 SNAPSHOT = ROOT / "matrix" / "snapshots" / "kimi-k2-instruct"
 OUTPUT = ROOT / "matrix" / "golden" / "kimi-k2-instruct.json"

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from pytest_tokcompat.aliases import REGISTRY, Alias
-from pytest_tokcompat.ladder import DEFAULT_LOAD_TIMEOUT, DEFAULT_MAX_FILE_MB, Limits
-from pytest_tokcompat.matrix import Case, Matrix
-from pytest_tokcompat.runner import FAILED, NOT_CHECKED, run_alias, run_case
+from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
+from pytest_tokcompat.judge.ladder import DEFAULT_LOAD_TIMEOUT, DEFAULT_MAX_FILE_MB, Limits
+from pytest_tokcompat.matrix.aliases import REGISTRY, Alias
+from pytest_tokcompat.matrix.loader import Case, Matrix
 
 PROPERTY = "tokcompat"
 
@@ -102,6 +102,6 @@ class AliasItem(_TokcompatItem):
             raise TokcompatFailure(f"alias {self.alias.model_type}: {outcome.message}")
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        import pytest_tokcompat.aliases as module
+        import pytest_tokcompat.matrix.aliases as module
 
         return Path(module.__file__ or "aliases.py"), 0, f"tokcompat alias {self.alias.model_type}"

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from pytest_tokcompat.items import PROPERTY, MatrixFile
-from pytest_tokcompat.matrix import Matrix, MatrixError, bundled_matrix, load_matrix
-from pytest_tokcompat.report import build_report, write_json_atomic
+from pytest_tokcompat.contract import build_report, write_json_atomic
+from pytest_tokcompat.matrix.loader import Matrix, MatrixError, bundled_matrix, load_matrix
+from pytest_tokcompat.pytest_plugin.items import PROPERTY, MatrixFile
 
 
 def matrix_path(config: pytest.Config) -> Path:
@@ -54,7 +54,7 @@ class TokcompatSession:
             if c.snapshot is None and c.repo
         ]
         if entries and self._is_controller():
-            from pytest_tokcompat.hub import hub_offline, prefetch
+            from pytest_tokcompat.sources.hub import hub_offline, prefetch
 
             if not hub_offline():
                 prefetch(entries)
@@ -88,14 +88,14 @@ class TokcompatSession:
             return None
         path = Path(given)
         if given.endswith(("/", os.sep)) or path.is_dir():
-            from pytest_tokcompat.report import library_versions
+            from pytest_tokcompat.contract import library_versions
 
             return path / f"transformers-{library_versions()['transformers']}.json"
         return path
 
     def missing_records(self, exit_status: int) -> list[dict[str, Any]]:
         """Cases that never reported (deselected, interrupted, a worker that died): not checked, never passed."""
-        from pytest_tokcompat.aliases import REGISTRY
+        from pytest_tokcompat.matrix.aliases import REGISTRY
 
         wanted = [case.id for case in self.matrix.cases] + [f"alias:{m}" for m in REGISTRY]
         return [
@@ -124,7 +124,7 @@ class TokcompatSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self._is_controller():
             return
-        from pytest_tokcompat.summary import summary_lines
+        from pytest_tokcompat.ci.summary import summary_lines
 
         terminalreporter.section("tokcompat")
         for line in summary_lines(list(self.records.values())):

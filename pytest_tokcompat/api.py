@@ -13,21 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.hub import NameMatch, UnknownName, find_case, resolve_repo, unknown_name_message
-from pytest_tokcompat.ladder import BROKEN, Judgement, judge
-from pytest_tokcompat.matrix import Case
-from pytest_tokcompat.runner import NotReachable, describe_attempts
-from pytest_tokcompat.snapshots import materialize, read_sources
+from pytest_tokcompat.errors import NotReachable, TokenizerBroken
+from pytest_tokcompat.judge.evaluate import describe_attempts
+from pytest_tokcompat.judge.ladder import BROKEN, Judgement, judge
+from pytest_tokcompat.matrix.loader import Case
+from pytest_tokcompat.sources.hub import NameMatch, UnknownName, find_case, resolve_repo, unknown_name_message
+from pytest_tokcompat.sources.snapshots import materialize, read_sources
 
 HUB, FOLDER, SNAPSHOT = "hub", "folder", "bundled-snapshot"
-
-
-class TokenizerBroken(RuntimeError):
-    """No remedy loads the tokenizer with right ids; the message lists every attempt."""
-
-    def __init__(self, message: str, judgement: Judgement) -> None:
-        super().__init__(message)
-        self.judgement = judgement
 
 
 @dataclass(frozen=True)
@@ -138,7 +131,7 @@ def load_tokenizer(
             f"no remedy loads {name_or_path} with right ids under transformers "
             f"{judgement.transformers_version} (folder {folder}):\n{describe_attempts(judgement)}\n"
             "  what to do: if its code is trusted, pass trust_remote_code=True with a commit sha revision; "
-            "if its model_type is new, add an alias to pytest_tokcompat.aliases; or upgrade transformers",
+            "if its model_type is new, add an alias to pytest_tokcompat.matrix.aliases; or upgrade transformers",
             judgement,
         )
     return LoadedTokenizer(

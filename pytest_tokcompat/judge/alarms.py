@@ -12,9 +12,9 @@ from typing import Any
 
 from packaging.version import Version
 
-from pytest_tokcompat.aliases import Alias
-from pytest_tokcompat.ladder import Judgement
-from pytest_tokcompat.versions import matching_ranges, parse_range
+from pytest_tokcompat.judge.ladder import Judgement
+from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.matrix.versions import matching_ranges, parse_range
 
 UNEXPECTED_VERDICT, OBSOLETE_ALIAS, NATIVE_DRIFT = "unexpected-verdict", "obsolete-alias", "native-drift"
 

@@ -26,18 +26,12 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from pytest_tokcompat.errors import BisectError, BuildError
+
 VerdictAt = Callable[[Version], str]
 BUILD_TIMEOUT = 1800
 CHECK_TIMEOUT = 900
 MIN_SUPPORTED = Version("4.45.0")
-
-
-class BisectError(Exception):
-    """A refusal: the range has nothing to find, or an environment cannot be built."""
-
-
-class BuildError(BisectError):
-    """An environment for one release could not be built or could not judge."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +115,7 @@ def bisect_releases(
 
 def project_root() -> Path | None:
     """The source checkout this package runs from, if it does (an editable or plain checkout)."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     return root if (root / "pyproject.toml").is_file() else None
 
 
@@ -134,7 +128,7 @@ def package_requirement() -> str:
 
 
 def default_cache() -> Path:
-    from pytest_tokcompat.snapshots import user_cache_home
+    from pytest_tokcompat.sources.snapshots import user_cache_home
 
     return user_cache_home() / "bisect"
 
@@ -153,14 +147,14 @@ def resolve_target(case_or_path: str, matrix: Path | None) -> Target:
     """A checkpoint folder as it is, or a matrix case id by its snapshot (or its hub repo)."""
     path = Path(case_or_path)
     if path.is_dir():
-        from pytest_tokcompat.snapshots import SnapshotError, materialize
+        from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
 
         try:
             folder = materialize(path)
         except SnapshotError as error:
             raise BisectError(f"{path}: {error}") from None
         return Target(path.resolve().name, str(folder.resolve()))
-    from pytest_tokcompat.matrix import MatrixError, bundled_matrix, load_matrix
+    from pytest_tokcompat.matrix.loader import MatrixError, bundled_matrix, load_matrix
 
     matrix_file = matrix or (
         Path("matrix/models.yaml") if Path("matrix/models.yaml").is_file() else bundled_matrix()
@@ -174,7 +168,7 @@ def resolve_target(case_or_path: str, matrix: Path | None) -> Target:
     except OSError as error:
         raise BisectError(f"{matrix_file}: cannot read it ({error.strerror})") from None
     if case.snapshot is not None:
-        from pytest_tokcompat.snapshots import SnapshotError, materialize
+        from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
 
         try:
             folder = materialize(case.snapshot)
@@ -278,7 +272,7 @@ def run(
     out: Callable[[str], None] = print,
 ) -> BisectResult:
     """The ``tokcompat bisect`` command, less its exit status."""
-    from pytest_tokcompat import releases as releases_module
+    from pytest_tokcompat.ci import releases as releases_module
 
     low, high = _version(start, "--from"), _version(end, "--to")
     target = resolve_target(case_or_path, matrix)

@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.aliases import REGISTRY, Alias
+from pytest_tokcompat.errors import CheckpointError
+from pytest_tokcompat.matrix.aliases import REGISTRY, Alias
 
 TOKENIZER_FILES = (
     "tokenizer.json",
@@ -24,10 +25,6 @@ TOKENIZER_FILES = (
     "tiktoken.model",
     "chat_template.jinja",
 )
-
-
-class CheckpointError(Exception):
-    """The checkpoint's own files are unreadable; the message names the file and the fix."""
 
 
 @dataclass

@@ -55,22 +55,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("tokcompat"):
-        from pytest_tokcompat.session import TokcompatSession
+        from pytest_tokcompat.pytest_plugin.session import TokcompatSession
 
         config.pluginmanager.register(TokcompatSession(config), "tokcompat-session")
-    config.pluginmanager.import_plugin("pytest_tokcompat.fixtures")
+    config.pluginmanager.import_plugin("pytest_tokcompat.pytest_plugin.fixtures")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "tokcompat_case" in metafunc.fixturenames:
-        from pytest_tokcompat.fixtures import parametrize_cases
+        from pytest_tokcompat.pytest_plugin.fixtures import parametrize_cases
 
         parametrize_cases(metafunc)
 
 
 def pytest_report_header(config: pytest.Config) -> Any:
     if config.getoption("tokcompat"):
-        from pytest_tokcompat.session import matrix_path
+        from pytest_tokcompat.pytest_plugin.session import matrix_path
 
         return f"tokcompat: matrix {matrix_path(config)}"
     return None

@@ -72,7 +72,7 @@ def reference_tokenizer(folder: Path) -> Any | None:
     if key not in _REFERENCES:
         from tokenizers import Tokenizer
 
-        from pytest_tokcompat.static import CheckpointError
+        from pytest_tokcompat.judge.static import CheckpointError
 
         _REFERENCES.clear()  # one large reference at a time keeps workers' memory flat
         try:

@@ -19,12 +19,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat.errors import SnapshotError
+
 SOURCES_FILE = "tokcompat-sources.json"
 _COMPLETE_MARK = ".tokcompat-complete"
-
-
-class SnapshotError(Exception):
-    """A snapshot cannot be assembled; the message says which file and how to fix it."""
 
 
 def user_cache_home() -> Path:
@@ -196,7 +194,7 @@ def _assemble(folder: Path, sources: dict[str, Any], staging: Path) -> None:
 
 
 def _derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
-    from pytest_tokcompat import tiktoken_bpe
+    from pytest_tokcompat.sources import tiktoken_bpe
 
     ranks_cache: dict[str, dict[bytes, int]] = {}
     bpe_cache: dict[str, tuple[dict[str, int], list[tuple[str, str]]]] = {}

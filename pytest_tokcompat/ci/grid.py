@@ -15,14 +15,11 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from pytest_tokcompat.report import SCHEMA_VERSION
+from pytest_tokcompat.contract import SCHEMA_VERSION
+from pytest_tokcompat.errors import ReportError as GridError
 
 MARK_UNEXPECTED, MARK_DRIFT, MARK_CHANGED = "✗", "~", "Δ"
 MARKDOWN_LIMIT = 1024 * 1024 - 1024  # $GITHUB_STEP_SUMMARY takes at most 1 MiB per step
-
-
-class GridError(Exception):
-    """Bad input to the merge: the message names the file and what is wrong."""
 
 
 @dataclass

@@ -34,16 +34,14 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from pytest_tokcompat.errors import ReleaseError
+
 PROJECT = "transformers"
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 INDEX_ENV_VARS = ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "PIP_INDEX_URL")
 PIP_CONFIG_KEYS = (":env:.index-url", "install.index-url", "global.index-url")
 TIMEOUT = 30.0
-
-
-class ReleaseError(Exception):
-    """The releases could not be found: the message says where and why."""
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from pytest_tokcompat.matrix import Case
+from pytest_tokcompat.matrix.loader import Case
 
 
 def parametrize_cases(metafunc: pytest.Metafunc) -> None:
-    from pytest_tokcompat.session import load_or_usage_error, matrix_path
+    from pytest_tokcompat.pytest_plugin.session import load_or_usage_error, matrix_path
 
     matrix = load_or_usage_error(matrix_path(metafunc.config))
     metafunc.parametrize(
@@ -32,7 +32,7 @@ def tokcompat_case(request: pytest.FixtureRequest) -> Case:
 @pytest.fixture
 def tokcompat_tokenizer(tokcompat_case: Case) -> Any:
     """The case's tokenizer, loaded with the remedy its verdict needs; skips cases not checked here."""
-    from pytest_tokcompat.runner import NOT_CHECKED, run_case
+    from pytest_tokcompat.judge.evaluate import NOT_CHECKED, run_case
 
     outcome = run_case(tokcompat_case, keep_tokenizer=True)
     if outcome.status == NOT_CHECKED:

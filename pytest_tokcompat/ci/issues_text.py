@@ -11,8 +11,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pytest_tokcompat.alarms import NATIVE_DRIFT, OBSOLETE_ALIAS, UNEXPECTED_VERDICT
-from pytest_tokcompat.grid import GridAlarm
+from pytest_tokcompat.ci.grid import GridAlarm
+from pytest_tokcompat.judge.alarms import NATIVE_DRIFT, OBSOLETE_ALIAS, UNEXPECTED_VERDICT
 
 TITLE_PREFIX = "tokcompat:"
 TITLE_LIMIT = 256  # GitHub's limit for an issue title

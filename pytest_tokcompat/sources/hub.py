@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.matrix import Case, MatrixError, bundled_matrix, load_matrix
-from pytest_tokcompat.runner import NotReachable, NotRunnable
+from pytest_tokcompat.errors import NotReachable, NotRunnable, UnknownName
+from pytest_tokcompat.matrix.loader import Case, MatrixError, bundled_matrix, load_matrix
 
 TOKENIZER_PATTERNS = [
     "config.json",
@@ -44,10 +44,6 @@ COMMIT_SHA = re.compile(r"^[0-9a-f]{40}$")
 _TRUE = {"1", "ON", "YES", "TRUE"}
 _CODE_KEYS = ("AutoConfig", "AutoTokenizer")
 """The auto_map entries AutoTokenizer imports; modeling code is never needed for a tokenizer."""
-
-
-class UnknownName(NotRunnable):
-    """A name that is neither a folder, a hub repo id, nor a served name or id in the matrix."""
 
 
 def hub_cache_dir() -> Path:

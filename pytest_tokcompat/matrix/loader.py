@@ -16,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from pytest_tokcompat.versions import VersionRange, matching_ranges, overlapping_pairs, parse_range
+from pytest_tokcompat.errors import MatrixError
+from pytest_tokcompat.matrix.versions import VersionRange, matching_ranges, overlapping_pairs, parse_range
 
 OUTCOMES = ("native", "auto_map", "alias", "broken")
 CASE_KEYS = {
@@ -56,14 +57,6 @@ class Problem:
     def __str__(self) -> str:
         where = f"case {self.case!r}: " if self.case else ""
         return f"{self.path}:{self.line}: {where}{self.what}; {self.fix}"
-
-
-class MatrixError(Exception):
-    """Every problem found in one matrix file."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
 
 
 @dataclass(frozen=True)
@@ -208,11 +201,18 @@ def _key_nodes(mapping: yaml.MappingNode) -> dict[str, tuple[yaml.Node, yaml.Nod
     return found
 
 
-def bundled_matrix() -> Path:
-    """The matrix shipped inside the package (``matrix/`` of the repo, installed as pytest_tokcompat.bundled)."""
-    from importlib import resources
+def bundled_dir() -> Path:
+    """The bundled matrix folder: ``pytest_tokcompat/bundled`` when installed, ``matrix/`` of a checkout."""
+    package = Path(__file__).resolve().parent.parent
+    installed = package / "bundled"
+    if (installed / "models.yaml").is_file():
+        return installed
+    return package.parent / "matrix"
 
-    return Path(str(resources.files("pytest_tokcompat.bundled") / "models.yaml"))
+
+def bundled_matrix() -> Path:
+    """The matrix shipped with the package."""
+    return bundled_dir() / "models.yaml"
 
 
 def load_matrix(path: str | Path) -> Matrix:

@@ -10,24 +10,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.alarms import Alarm, alias_alarms, verdict_alarm
-from pytest_tokcompat.aliases import Alias
-from pytest_tokcompat.ladder import DEFAULT_LIMITS, Attempt, Judgement, Limits, judge, transformers_version
-from pytest_tokcompat.matrix import Case
-from pytest_tokcompat.snapshots import SnapshotError, materialize
-from pytest_tokcompat.static import CheckpointError, read_json_object
+from pytest_tokcompat.errors import NotReachable, NotRunnable
+from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, verdict_alarm
+from pytest_tokcompat.judge.ladder import (
+    DEFAULT_LIMITS,
+    Attempt,
+    Judgement,
+    Limits,
+    judge,
+    transformers_version,
+)
+from pytest_tokcompat.judge.static import CheckpointError, read_json_object
+from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.matrix.loader import Case
+from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
 
 PASSED, FAILED, NOT_CHECKED = "passed", "failed", "not-checked"
 _JUDGED: dict[tuple[str, str], Judgement] = {}
 """Judgements of this process, so an alias lifecycle item reuses its cases' loads."""
-
-
-class NotReachable(Exception):
-    """The checkpoint's files cannot be had here (hub offline, not cached): the case is not checked."""
-
-
-class NotRunnable(ValueError):
-    """The case cannot run as written (remote code at a movable revision, a bad name): it fails with the fix."""
 
 
 @dataclass
@@ -67,7 +67,7 @@ def resolve_folder(case: Case) -> Path:
     if case.snapshot is not None:
         return materialize(case.snapshot)
     assert case.repo is not None
-    from pytest_tokcompat.hub import resolve_repo
+    from pytest_tokcompat.sources.hub import resolve_repo
 
     return resolve_repo(case.repo, case.revision, trust_remote_code=case.trust_remote_code)
 

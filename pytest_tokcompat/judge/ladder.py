@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.aliases import Alias, register_alias
-from pytest_tokcompat.isolation import isolated_transformers
-from pytest_tokcompat.parity import (
+from pytest_tokcompat.judge.isolation import isolated_transformers
+from pytest_tokcompat.judge.parity import (
     MATCH,
     NOT_CHECKED,
     Parity,
@@ -31,8 +30,10 @@ from pytest_tokcompat.parity import (
     reference_tokenizer,
     write_golden,
 )
-from pytest_tokcompat.probes import probe_texts
-from pytest_tokcompat.static import StaticView, special_tokens, static_view
+from pytest_tokcompat.judge.probes import probe_texts
+from pytest_tokcompat.judge.remedies import register_alias
+from pytest_tokcompat.judge.static import StaticView, special_tokens, static_view
+from pytest_tokcompat.matrix.aliases import Alias
 
 REMEDIES = ("native", "auto_map", "alias")
 BROKEN, UNCHECKED = "broken", "not-checked"
@@ -80,7 +81,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 
 def check_file_sizes(folder: Path, names: list[str], max_file_mb: float) -> None:
     """Refuse tokenizer files over the cap before anything parses them."""
-    from pytest_tokcompat.static import CheckpointError
+    from pytest_tokcompat.errors import CheckpointError
 
     for name in names:
         size = (folder / name).stat().st_size
@@ -242,7 +243,7 @@ def judge(
     verdict's tokenizer on the judgement for fixtures and ``load_tokenizer()``.
     """
     view = static_view(folder, registry)
-    from pytest_tokcompat.aliases import find_alias
+    from pytest_tokcompat.matrix.aliases import find_alias
 
     alias = find_alias(view.model_type, registry)
     check_file_sizes(folder, view.tokenizer_files, limits.max_file_mb)

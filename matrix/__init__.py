@@ -1,1 +1,0 @@
-"""The bundled matrix and its offline snapshots, installed as ``pytest_tokcompat.bundled``."""

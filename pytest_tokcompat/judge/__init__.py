@@ -1,0 +1,1 @@
+"""Judging one checkpoint under the installed transformers: the ladder, parity, alarms, the evaluator."""

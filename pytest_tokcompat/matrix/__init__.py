@@ -1,0 +1,31 @@
+"""Inputs: the YAML matrix, its version ranges and the alias registry. Imports neither transformers nor the judge."""
+
+from pytest_tokcompat.matrix.loader import (
+    CASE_KEYS,
+    ID_PATTERN,
+    OUTCOMES,
+    TOP_KEYS,
+    Case,
+    Expectation,
+    Matrix,
+    MatrixError,
+    Problem,
+    bundled_matrix,
+    load_matrix,
+    parse_matrix,
+)
+
+__all__ = [
+    "CASE_KEYS",
+    "ID_PATTERN",
+    "OUTCOMES",
+    "TOP_KEYS",
+    "Case",
+    "Expectation",
+    "Matrix",
+    "MatrixError",
+    "Problem",
+    "bundled_matrix",
+    "load_matrix",
+    "parse_matrix",
+]
