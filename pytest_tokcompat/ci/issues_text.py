@@ -12,7 +12,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pytest_tokcompat.ci.grid import GridAlarm
-from pytest_tokcompat.judge.alarms import NATIVE_DRIFT, OBSOLETE_ALIAS, UNEXPECTED_VERDICT
+from pytest_tokcompat.model import AlarmKind
+
+NATIVE_DRIFT, OBSOLETE_ALIAS, UNEXPECTED_VERDICT = (
+    AlarmKind.NATIVE_DRIFT,
+    AlarmKind.OBSOLETE_ALIAS,
+    AlarmKind.UNEXPECTED_VERDICT,
+)
 
 TITLE_PREFIX = "tokcompat:"
 TITLE_LIMIT = 256  # GitHub's limit for an issue title

@@ -15,8 +15,13 @@ from packaging.version import Version
 from pytest_tokcompat.judge.ladder import Judgement
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.versions import matching_ranges, parse_range
+from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind
 
-UNEXPECTED_VERDICT, OBSOLETE_ALIAS, NATIVE_DRIFT = "unexpected-verdict", "obsolete-alias", "native-drift"
+UNEXPECTED_VERDICT, OBSOLETE_ALIAS, NATIVE_DRIFT = (
+    AlarmKind.UNEXPECTED_VERDICT,
+    AlarmKind.OBSOLETE_ALIAS,
+    AlarmKind.NATIVE_DRIFT,
+)
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,7 @@ def alias_alarms(alias: Alias, judgements: list[tuple[str, Judgement]]) -> list[
         drift_acknowledged = alias.native_drift is not None and bool(
             matching_ranges([parse_range(alias.native_drift)], version)
         )
-        if native is not None and native.status in ("drift", "load-error") and not drift_acknowledged:
+        if native is not None and native.status in FAILED_ATTEMPTS and not drift_acknowledged:
             alarms.append(
                 Alarm(
                     NATIVE_DRIFT,

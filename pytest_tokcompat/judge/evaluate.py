@@ -23,9 +23,10 @@ from pytest_tokcompat.judge.ladder import (
 from pytest_tokcompat.judge.static import CheckpointError, read_json_object
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.loader import Case
+from pytest_tokcompat.model import CaseStatus
 from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
 
-PASSED, FAILED, NOT_CHECKED = "passed", "failed", "not-checked"
+PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
 _JUDGED: dict[tuple[str, str], Judgement] = {}
 """Judgements of this process, so an alias lifecycle item reuses its cases' loads."""
 

@@ -34,9 +34,10 @@ from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.judge.remedies import register_alias
 from pytest_tokcompat.judge.static import StaticView, special_tokens, static_view
 from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.model import Remedy, Verdict
 
-REMEDIES = ("native", "auto_map", "alias")
-BROKEN, UNCHECKED = "broken", "not-checked"
+REMEDIES = tuple(Remedy)
+BROKEN, UNCHECKED = Verdict.BROKEN, Verdict.NOT_CHECKED
 DEFAULT_LOAD_TIMEOUT = 300.0
 DEFAULT_MAX_FILE_MB = 512
 

@@ -18,8 +18,9 @@ import yaml
 
 from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.matrix.versions import VersionRange, matching_ranges, overlapping_pairs, parse_range
+from pytest_tokcompat.model import Outcome
 
-OUTCOMES = ("native", "auto_map", "alias", "broken")
+OUTCOMES = tuple(str(outcome) for outcome in Outcome)
 CASE_KEYS = {
     "id": "a unique name, used in test ids",
     "repo": "the hub repo id, owner/name",
