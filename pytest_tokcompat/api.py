@@ -1,26 +1,27 @@
 """``load_tokenizer()``: the verdict ladder for a benchmark client, returning a working tokenizer.
 
-A client names a model as it knows it (a folder, a hub repo, or the name a server
-was started with) and gets the tokenizer loaded with the least remedy the
-installed transformers needs, checked against the same ground truth the matrix
-uses; nothing it registers outlives the call.
+A client names a model as it knows it (a folder, a hub repo, the name a server was
+started with, or a matrix case id) and gets the tokenizer loaded with the least
+remedy the installed transformers needs, checked against the same ground truth the
+matrix uses; nothing it registers outlives the call. It resolves and evaluates
+through the same resolver and evaluator as pytest and the CLI, so its record is
+theirs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.errors import NotReachable, TokenizerBroken
-from pytest_tokcompat.judge.evaluate import describe_attempts
-from pytest_tokcompat.judge.ladder import BROKEN, Judgement, judge
-from pytest_tokcompat.matrix.loader import Case
-from pytest_tokcompat.sources.hub import NameMatch, UnknownName, find_case, resolve_repo, unknown_name_message
-from pytest_tokcompat.sources.snapshots import materialize, read_sources
+from pytest_tokcompat.errors import TokenizerBroken
+from pytest_tokcompat.judge.evaluate import Evaluation, describe_attempts, evaluate
+from pytest_tokcompat.judge.ladder import BROKEN, Judgement
+from pytest_tokcompat.matrix.loader import bundled_matrix
+from pytest_tokcompat.sources.resolve import Checkpoint, Source
 
-HUB, FOLDER, SNAPSHOT = "hub", "folder", "bundled-snapshot"
+HUB, FOLDER, SNAPSHOT, FALLBACK = Source.HUB, Source.FOLDER, Source.SNAPSHOT, Source.FALLBACK
 
 
 @dataclass(frozen=True)
@@ -32,36 +33,29 @@ class LoadedTokenizer:
     """native, auto_map, alias, or not-checked (loads, but there is no ground truth for its ids)."""
     judgement: Judgement
     folder: Path
-    source: str
-    """hub (the hub or its cache), folder (a local path), or bundled-snapshot (the hub was unreachable)."""
+    source: Source
+    """hub (the hub or its cache), folder (a local path), snapshot (a matrix case's snapshot, named by its
+    id), or bundled-fallback (the hub was unreachable; the case's snapshot holds the real data)."""
     repo: str | None = None
     case_id: str | None = None
     notes: tuple[str, ...] = ()
+    checkpoint: Checkpoint | None = None
+    record: dict[str, Any] = field(default_factory=dict, compare=False)
+    """The evaluation's record, as the pytest report and ``tokcompat check --json`` give it."""
 
     def __iter__(self) -> Iterator[Any]:
         yield self.tokenizer
         yield self.verdict
 
     @property
-    def remote_files_ran(self) -> list[str]:
-        return self.judgement.remote_files_ran
+    def stand_in(self) -> bool:
+        """True where the tokenizer is a case's stand-in snapshot (named by its case id), not the real one."""
+        return self.checkpoint is not None and self.checkpoint.stand_in
 
-
-def _snapshot_fallback(case: Case, reason: NotReachable) -> tuple[Path, str]:
-    sources = read_sources(case.snapshot) if case.snapshot else None
-    if sources and sources.get("stand_in"):
-        # A stand-in vocabulary checks the loading path, not a benchmark's token counts: never hand it out.
-        raise NotReachable(
-            f"{reason}; the offline snapshot of case {case.id!r} has stand-in tokenizer data, which would give "
-            "other ids than the real tokenizer: fill the hub cache (huggingface-cli download) and retry"
-        )
-    note = (
-        f"the hub could not be reached ({reason}); used the offline snapshot of case {case.id!r} "
-        f"from {case.source}"
-    )
-    if case.note:
-        note += f" (its note: {case.note})"
-    return materialize(case.snapshot) if case.snapshot else Path(), note
+    @property
+    def remote_files_ran(self) -> list[dict[str, Any]]:
+        """The remote-code files that ran: {repo, revision, file, folder} (repo None for a local folder)."""
+        return list(self.record.get("remote_files_ran", []))
 
 
 def load_tokenizer(
@@ -70,66 +64,41 @@ def load_tokenizer(
     revision: str | None = None,
     trust_remote_code: bool = False,
     matrix: Path | None = None,
+    texts: Sequence[str] = (),
 ) -> LoadedTokenizer:
     """Load ``name_or_path`` with the verdict ladder; TokenizerBroken where nothing loads it right.
 
     A matrix entry for the name (by repo, served name or case id; the bundled matrix
-    when ``matrix`` is None) supplies its revision, probe texts and golden ids. Remote
-    code runs only when the caller passes ``trust_remote_code=True`` (an entry's opt-in
-    is for the matrix's own runs), and from the hub only at a commit sha.
-    Raises NotReachable (hub unreachable, not cached, no offline snapshot),
-    NotRunnable/UnknownName (a refused or unknown name) or TokenizerBroken.
+    when ``matrix`` is None) supplies its revision, probe texts and golden ids; a case
+    id (or ``MATRIX::ID``) loads the case as the matrix runs it. Remote code runs only
+    when the caller passes ``trust_remote_code=True`` (an entry's opt-in is for the
+    matrix's own runs), and from the hub only at a commit sha. ``texts`` are extra
+    probe texts. Every error is a TokcompatError: NotReachable (hub unreachable, not
+    cached, no faithful offline snapshot), NotRunnable/UnknownName (a refused or
+    unknown name), SnapshotError (a snapshot that cannot be assembled), MatrixError,
+    CheckpointError (the checkpoint's files cannot be read) or TokenizerBroken.
     """
-    local = Path(name_or_path)
-    found: NameMatch | None = None
-    notes: list[str] = []
-    if isinstance(name_or_path, Path) or local.is_dir():
-        folder, source, repo = materialize(local), FOLDER, None
-    else:
-        name = str(name_or_path)
-        found = find_case(name, matrix)
-        if found is None and "/" not in name:
-            raise UnknownName(unknown_name_message(name, matrix))
-        repo = found.repo if found is not None else name
-        if repo is None:
-            assert found is not None and found.case.snapshot is not None
-            folder, source = materialize(found.case.snapshot), SNAPSHOT
-        else:
-            if found is not None:
-                # The entry pins the revision; whether its code runs is the caller's decision alone
-                # (the matrix's opt-in applies to the matrix's own test runs).
-                revision = revision or found.case.revision
-                if found.case.trust_remote_code and not trust_remote_code:
-                    notes.append(
-                        f"case {found.case.id!r} opts in to trust_remote_code for the matrix's runs; "
-                        "its code runs here only if you pass trust_remote_code=True"
-                    )
-                if found.by != "repo":
-                    notes.append(f"{name!r} is the {found.by} of case {found.case.id!r}: loaded {repo}")
-                notes.extend(
-                    f"{name!r} is also the id of case {o.id!r} ({o.repo}); pass {o.repo} to load that one"
-                    for o in found.shadowed
-                )
-            try:
-                folder, source = resolve_repo(repo, revision, trust_remote_code=trust_remote_code), HUB
-            except NotReachable as error:
-                if found is None or found.case.snapshot is None:
-                    raise
-                folder, note = _snapshot_fallback(found.case, error)
-                source = SNAPSHOT
-                notes.append(note)
-    case = found.case if found is not None else None
-    judgement = judge(
-        folder,
+    evaluation = evaluate(
+        name_or_path,
+        matrix=matrix or bundled_matrix(),
+        revision=revision,
         trust_remote_code=trust_remote_code,
-        extra_texts=case.texts if case else (),
-        golden_path=case.golden_path if case else None,
+        texts=texts,
         keep_tokenizer=True,
     )
+    return loaded_from(evaluation, name_or_path)
+
+
+def loaded_from(evaluation: Evaluation, name_or_path: str | Path) -> LoadedTokenizer:
+    """The evaluation as ``load_tokenizer()`` hands it out, or the error it ended with."""
+    if evaluation.error is not None:
+        raise evaluation.error
+    checkpoint, judgement = evaluation.checkpoint, evaluation.judgement
+    assert checkpoint is not None and judgement is not None  # evaluate() keeps an error whenever it has none
     if judgement.verdict == BROKEN or judgement.tokenizer is None:
         raise TokenizerBroken(
             f"no remedy loads {name_or_path} with right ids under transformers "
-            f"{judgement.transformers_version} (folder {folder}):\n{describe_attempts(judgement)}\n"
+            f"{judgement.transformers_version} (folder {checkpoint.folder}):\n{describe_attempts(judgement)}\n"
             "  what to do: if its code is trusted, pass trust_remote_code=True with a commit sha revision; "
             "if its model_type is new, add an alias to pytest_tokcompat.matrix.aliases; or upgrade transformers",
             judgement,
@@ -138,9 +107,11 @@ def load_tokenizer(
         tokenizer=judgement.tokenizer,
         verdict=judgement.verdict,
         judgement=judgement,
-        folder=folder,
-        source=source,
-        repo=repo,
-        case_id=case.id if case else None,
-        notes=tuple(notes),
+        folder=checkpoint.folder,
+        source=checkpoint.source,
+        repo=checkpoint.repo,
+        case_id=checkpoint.case.id if checkpoint.case is not None else None,
+        notes=(*checkpoint.notes, *evaluation.notes),
+        checkpoint=checkpoint,
+        record=evaluation.to_json(),
     )

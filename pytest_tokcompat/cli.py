@@ -1,7 +1,9 @@
 """``tokcompat``: judge one checkpoint, or merge the grid's reports, from the shell.
 
-Exit status: 0 when the verdict is not broken (or the grid has no alarm), 1 when it
-is, 2 on bad input.
+Exit status of ``check``: 0 when the verdict is not broken, 1 when it is broken or
+differs from the expectation, 2 on bad input, 3 when it could not be checked here
+(an uncached hub id offline, no ground truth for its ids). Other commands: 0 fine,
+1 alarms, 2 bad input.
 """
 
 from __future__ import annotations
@@ -11,9 +13,19 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-EXIT_OK, EXIT_BROKEN, EXIT_BAD_INPUT = 0, 1, 2
+if TYPE_CHECKING:
+    from pytest_tokcompat.judge.evaluate import Evaluation
+
+EXIT_OK, EXIT_BROKEN, EXIT_BAD_INPUT, EXIT_NOT_CHECKED = 0, 1, 2, 3
+
+
+def command_matrix(given: str | None) -> Path:
+    """The matrix a command looks names up in: --matrix, else the project's, else the bundled one."""
+    from pytest_tokcompat.matrix.loader import default_matrix, find_rootdir
+
+    return default_matrix(given, None, find_rootdir(Path.cwd()))
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -27,56 +39,61 @@ def _check(args: argparse.Namespace) -> int:
         transformers.logging.enable_default_handler()
 
 
-def _judge_and_print(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.judge.alarms import verdict_alarm
-    from pytest_tokcompat.judge.evaluate import NotReachable, describe_attempts
-    from pytest_tokcompat.judge.ladder import judge
-    from pytest_tokcompat.judge.static import CheckpointError
-    from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
+def check_exit_status(evaluation: Evaluation) -> int:
+    """0 not broken, 1 broken or unexpected, 2 bad input (or unreadable files), 3 not checked."""
+    from pytest_tokcompat.judge.evaluate import NOT_CHECKED
+    from pytest_tokcompat.model import Verdict
 
-    target = Path(args.path)
-    try:
-        if target.is_dir():
-            folder = materialize(target)
-        else:
-            from pytest_tokcompat.sources.hub import resolve_name
-
-            folder = resolve_name(
-                args.path,
-                args.revision,
-                trust_remote_code=args.trust_remote_code,
-                matrix=Path(args.matrix) if args.matrix else None,
-            )
-        judgement = judge(folder, trust_remote_code=args.trust_remote_code, extra_texts=args.text or ())
-    except (CheckpointError, SnapshotError, NotReachable, ValueError) as error:
-        print(f"tokcompat check: {error}", file=sys.stderr)
+    if evaluation.failure is not None:
         return EXIT_BAD_INPUT
-    record: dict[str, Any] = {"path": str(folder), **judgement.to_json()}
-    alarms: list[dict[str, Any]] = []
-    if args.expect:
-        found = verdict_alarm(str(args.path), args.expect, judgement)
-        alarms = [found.to_json()] if found else []
-    record["alarms"] = alarms
+    if evaluation.status == NOT_CHECKED or evaluation.verdict == Verdict.NOT_CHECKED:
+        return EXIT_NOT_CHECKED
+    if evaluation.verdict == Verdict.BROKEN or evaluation.alarms:
+        return EXIT_BROKEN
+    return EXIT_OK
+
+
+def _judge_and_print(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.judge.evaluate import describe_attempts, evaluate
+
+    evaluation = evaluate(
+        args.path,
+        matrix=command_matrix(args.matrix),
+        revision=args.revision,
+        trust_remote_code=args.trust_remote_code,
+        texts=args.text or (),
+        expect=args.expect,
+    )
+    code = check_exit_status(evaluation)
+    record: dict[str, Any] = evaluation.to_json()
+    if code in (EXIT_BAD_INPUT, EXIT_NOT_CHECKED) and evaluation.judgement is None:
+        print(f"tokcompat check: {evaluation.message}", file=sys.stderr)
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
-    else:
+        return code
+    judgement = evaluation.judgement
+    if judgement is None:
+        return code
+    print(f"{args.path}: model_type {judgement.model_type}, transformers {judgement.transformers_version}")
+    if evaluation.checkpoint is not None and evaluation.checkpoint.case is not None:
+        case = evaluation.checkpoint.case
+        print(f"  case {case.id!r} ({case.location}), expected {evaluation.expected}")
+    view = judgement.static
+    print(
+        f"  static view: registered natively={view.registered_natively}, auto_map={view.has_auto_map}, "
+        f"alias={view.alias or '-'} -> predicts {view.predicted}"
+    )
+    print(f"  verdict: {judgement.verdict} ({judgement.parity.describe()})")
+    if view.predicted != judgement.verdict:
         print(
-            f"{args.path}: model_type {judgement.model_type}, transformers {judgement.transformers_version}"
+            f"  note: the static view predicts {view.predicted}, the measured verdict is {judgement.verdict}"
         )
-        view = judgement.static
-        print(
-            f"  static view: registered natively={view.registered_natively}, auto_map={view.has_auto_map}, "
-            f"alias={view.alias or '-'} -> predicts {view.predicted}"
-        )
-        print(f"  verdict: {judgement.verdict} ({judgement.parity.describe()})")
-        if view.predicted != judgement.verdict:
-            print(
-                f"  note: the static view predicts {view.predicted}, the measured verdict is {judgement.verdict}"
-            )
-        print(describe_attempts(judgement))
-        for alarm in alarms:
-            print(f"  ALARM [{alarm['kind']}] {alarm['message']}; {alarm['action']}")
-    return EXIT_BROKEN if judgement.verdict in ("broken", "not-checked") or alarms else EXIT_OK
+    for note in record.get("notes", []):
+        print(f"  note: {note}")
+    print(describe_attempts(judgement))
+    for alarm in record["alarms"]:
+        print(f"  ALARM [{alarm['kind']}] {alarm['message']}; {alarm['action']}")
+    return code
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -113,15 +130,17 @@ def _releases(args: argparse.Namespace) -> int:
 
 def _bisect(args: argparse.Namespace) -> int:
     from pytest_tokcompat.ci.bisect import BisectError, run
+    from pytest_tokcompat.sources.snapshots import user_cache_home
 
     try:
         result = run(
             args.target,
-            matrix=Path(args.matrix) if args.matrix else None,
+            matrix=command_matrix(args.matrix),
             start=args.start,
             end=args.end,
             pre=args.pre,
-            cache=Path(args.cache) if args.cache else None,
+            cache=Path(args.cache) if args.cache else user_cache_home() / "bisect",
+            trust_remote_code=args.trust_remote_code,
             out=lambda line: print(line, flush=True),
         )
     except BisectError as error:
@@ -150,9 +169,9 @@ def _issue_text(args: argparse.Namespace) -> int:
 
 
 def _resolve(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.sources.hub import resolve_command
+    from pytest_tokcompat.sources.resolve import describe
 
-    code, text = resolve_command(args.name, Path(args.matrix) if args.matrix else None)
+    code, text = describe(args.name, command_matrix(args.matrix))
     print(text, file=sys.stdout if code == 0 else sys.stderr)
     return code
 
@@ -161,7 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tokcompat", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("check", help="judge one checkpoint under the installed transformers")
-    check.add_argument("path", help="a checkpoint folder, a hub repo id, or a served model name")
+    check.add_argument(
+        "path",
+        help="a checkpoint folder, a hub repo id, a served model name, a case id or MATRIX::CASE_ID",
+    )
     check.add_argument(
         "--trust-remote-code", action="store_true", help="allow the checkpoint's own code to run"
     )
@@ -171,12 +193,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--text", action="append", help="an extra probe text (repeatable)")
     check.add_argument("--json", action="store_true", help="print the JSON record")
-    check.add_argument("--matrix", default=None, metavar="FILE", help="matrix used to look up served names")
+    check.add_argument(
+        "--matrix",
+        default=None,
+        metavar="FILE",
+        help="the matrix to look names up in (default: the project's matrix/models.yaml, else the bundled one)",
+    )
     check.set_defaults(handler=_check)
     resolve = commands.add_parser("resolve", help="the hub repo a served model name or case id stands for")
     resolve.add_argument("name", help="a served model name, a case id or a hub repo id")
     resolve.add_argument(
-        "--matrix", default=None, metavar="FILE", help="the matrix YAML (default: the bundled one)"
+        "--matrix",
+        default=None,
+        metavar="FILE",
+        help="the matrix YAML (default: the project's matrix/models.yaml, else the bundled one)",
     )
     resolve.set_defaults(handler=_resolve)
     report = commands.add_parser("report", help="merge per-release JSON reports into one grid")
@@ -195,6 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
     bisect.add_argument("--to", dest="end", default=None, metavar="V", help="the last release to search")
     bisect.add_argument("--pre", action="store_true", help="include pre-releases in the range")
     bisect.add_argument("--cache", default=None, metavar="DIR", help="where the throwaway environments go")
+    bisect.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="allow the checkpoint's own code to run in each check",
+    )
     bisect.set_defaults(handler=_bisect)
     issue_text = commands.add_parser("issue-text", help="one issue title and body per alarm of the grid")
     issue_text.add_argument("reports", nargs="+", help="JSON reports written by --tokcompat-report")

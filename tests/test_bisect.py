@@ -200,7 +200,31 @@ def test_cli_looks_a_case_up_in_the_matrix(
     assert capsys.readouterr().out.splitlines()[-1] == "my-case: alias -> broken, first in transformers 5.0.0"
     target = offline["target"]
     assert isinstance(target, Target)
-    assert target.trust_remote_code and target.subject == "my-case"
+    # The child gets the case by its node id (the absolute matrix and the id), so its golden ids travel;
+    # the entry's opt-in is for the matrix's own runs, not for bisect unless the caller passes it.
+    assert (target.subject, target.argument) == ("my-case", f"{matrix}::my-case")
+    assert not target.trust_remote_code
+    capsys.readouterr()
+    assert main(["bisect", "my-case", "--matrix", str(matrix), "--to", "5.1.0", "--trust-remote-code"]) == 0
+    target = offline["target"]
+    assert isinstance(target, Target) and target.trust_remote_code
+
+
+def test_cli_finds_a_case_in_the_projects_matrix_by_absolute_path(
+    offline: dict[str, object], checkpoint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    (project / "matrix").mkdir(parents=True)
+    (project / "tox.ini").write_text("[tox]\n")
+    (project / "matrix" / "models.yaml").write_text(
+        f"version: 1\ncases:\n  - {{id: mine, snapshot: {checkpoint}, expect: alias}}\n"
+    )
+    offline["history"] = lambda release: "broken" if release >= Version("5.0.0") else "alias"
+    monkeypatch.chdir(project / "matrix")
+    assert main(["bisect", "mine", "--to", "5.1.0"]) == 0
+    target = offline["target"]
+    assert isinstance(target, Target)
+    assert target.argument == f"{project / 'matrix' / 'models.yaml'}::mine"
 
 
 @pytest.mark.usefixtures("offline")
@@ -303,3 +327,35 @@ def test_uv_verdict_reports_a_missing_uv(tmp_path: Path) -> None:
 def test_package_requirement_is_this_checkout() -> None:
     root = Path(bisect.__file__).resolve().parents[2]
     assert bisect.package_requirement() == str(root)
+
+
+REAL_CHILD_UV = """#!{python}
+import pathlib, sys
+if sys.argv[1] == "venv":
+    env = pathlib.Path(sys.argv[-1])
+    (env / "bin").mkdir(parents=True, exist_ok=True)
+    python = env / "bin" / "python"
+    python.write_text('#!/bin/sh\\nexec {python} "$@"\\n')
+    python.chmod(0o755)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the fake uv is a POSIX script")
+def test_the_child_check_judges_a_case_with_its_golden_ids(tmp_path: Path, cache: Path) -> None:
+    """bisect's child is the real `tokcompat check` (in this environment): qwen3-0.6b is judged with its
+    golden ids, so its verdict is native, not not-checked."""
+    from pytest_tokcompat.matrix.loader import bundled_matrix
+
+    uv = tmp_path / "uv"
+    uv.write_text(REAL_CHILD_UV.format(python=sys.executable))
+    uv.chmod(uv.stat().st_mode | stat.S_IXUSR)
+    target = bisect.resolve_target("qwen3-0.6b", bundled_matrix())
+    assert target.argument == f"{bundled_matrix()}::qwen3-0.6b"
+    judge = UvVerdict(target, tmp_path / "envs", uv=str(uv), requirement="unused")
+    assert judge(Version("5.24.0")) == "native"
+    absent = UvVerdict(Target("absent", "owner/absent"), tmp_path / "envs", uv=str(uv), requirement="unused")
+    with pytest.raises(
+        BuildError,
+        match=r"could not judge under transformers 5\.0\.0 \(not checked\): .*not in the hub cache",
+    ):
+        absent(Version("5.0.0"))

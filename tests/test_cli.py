@@ -79,3 +79,90 @@ def test_resolve_an_unknown_name_exits_2(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_bad_arguments_exit_2() -> None:
     assert main(["check"]) == 2
+
+
+# ---- one resolver, one evaluator: names, cases and exit statuses ------------------------------------------
+
+
+def test_check_judges_a_bundled_case_offline_with_its_golden_ids(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "qwen3-0.6b", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert (record["id"], record["verdict"], record["expected"], record["status"]) == (
+        "qwen3-0.6b",
+        "native",
+        "native",
+        "passed",
+    )
+    assert (
+        record["parity"]["status"] == "match"
+        and record["parity"]["source"] == "golden ids in qwen3-0.6b.json"
+    )
+    assert (record["source"], record["matched_by"]) == ("snapshot", "id")
+
+
+def test_check_of_an_assembled_folder_carries_its_cases_golden_ids(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+    from pytest_tokcompat.sources.snapshots import materialize
+
+    snapshot = load_matrix(bundled_matrix()).by_id("qwen3-0.6b").snapshot
+    assert snapshot is not None
+    assert main(["check", str(materialize(snapshot)), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert (record["id"], record["verdict"], record["matched_by"]) == (
+        "qwen3-0.6b",
+        "native",
+        "assembled folder",
+    )
+    assert record["parity"]["status"] == "match"
+
+
+def test_check_text_adds_a_probe_text_and_without_golden_ids_it_is_not_checked(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "qwen3-0.6b", "--text", "a text no golden file holds", "--json"]) == 3
+    record = json.loads(capsys.readouterr().out)
+    assert record["verdict"] == "not-checked" and record["parity"]["status"] == "not-checked"
+    assert (
+        "1 probe texts have no golden ids (first: 'a text no golden file holds')"
+        in record["parity"]["reason"]
+    )
+
+
+def test_check_uses_the_given_matrix_for_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    toys.native_toy(tmp_path / "native")
+    matrix = tmp_path / "models.yaml"
+    matrix.write_text(
+        "version: 1\ncases:\n  - {id: mine, snapshot: native, expect: alias, texts: [mine only]}\n"
+    )
+    assert (
+        main(["check", "mine", "--matrix", str(matrix), "--json"]) == 1
+    )  # native, but the case expects alias
+    record = json.loads(capsys.readouterr().out)
+    assert (record["id"], record["verdict"], record["expected"]) == ("mine", "native", "alias")
+    assert record["alarms"][0]["kind"] == "unexpected-verdict"
+    assert main(["check", str(tmp_path / "native"), "--json"]) == 0  # the same folder, without its case
+    assert (
+        record["probe_texts"] == json.loads(capsys.readouterr().out)["probe_texts"] + 1
+    )  # texts: [mine only]
+
+
+def test_an_uncached_hub_id_is_not_checked_exit_3_with_a_record(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "owner/absent", "--json"]) == 3
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert (record["status"], record["verdict"], record["id"]) == ("not-checked", None, "owner/absent")
+    assert "not in the hub cache" in record["message"] and "not in the hub cache" in captured.err
+    assert main(["check", "owner/absent"]) == 3
+
+
+def test_bad_input_prints_a_record_too(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "no-such-model", "--json"]) == 2
+    record = json.loads(capsys.readouterr().out)
+    assert (record["status"], record["failure"]) == ("failed", "bad-input")
+    assert "pass the tokenizer's repo" in record["message"]

@@ -8,7 +8,10 @@ verdict differs from its predecessor's reference verdict, not always the earlies
 
 The verdict at one release comes from a pluggable function; the real one,
 :class:`UvVerdict`, builds a throwaway environment with uv (whose cache makes a
-repeat cheap) and runs ``python -m pytest_tokcompat.cli check FOLDER --json`` in it.
+repeat cheap) and runs ``python -m pytest_tokcompat.cli check TARGET --json`` in it.
+A case travels as ``/abs/matrix.yaml::CASE_ID``, so the child resolves it exactly as
+the matrix runs it, with its golden ids and probe texts. Like every CI tool, this
+module reads the matrix and never imports the engine: the child judges.
 """
 
 from __future__ import annotations
@@ -127,57 +130,37 @@ def package_requirement() -> str:
     return f"pytest-tokcompat=={metadata.version('pytest-tokcompat')}"
 
 
-def default_cache() -> Path:
-    from pytest_tokcompat.sources.snapshots import user_cache_home
-
-    return user_cache_home() / "bisect"
-
-
 @dataclass(frozen=True)
 class Target:
-    """What ``tokcompat check`` is given: a folder or a hub repo id, with its flags."""
+    """What the child ``tokcompat check`` is given: a folder, a hub repo id or ``MATRIX::CASE_ID``."""
 
     subject: str
     argument: str
     revision: str | None = None
     trust_remote_code: bool = False
+    """The caller's opt-in (``tokcompat bisect --trust-remote-code``), never the matrix entry's."""
 
 
-def resolve_target(case_or_path: str, matrix: Path | None) -> Target:
-    """A checkpoint folder as it is, or a matrix case id by its snapshot (or its hub repo)."""
+def resolve_target(case_or_path: str, matrix: Path, *, trust_remote_code: bool = False) -> Target:
+    """A checkpoint folder as it is (absolute), or a case id of ``matrix`` as its node id.
+
+    The child resolves either with the one resolver: a case's snapshot (or hub repo at
+    its revision) with its golden ids, and a folder that is a case's snapshot or its
+    assembled cache entry as that case.
+    """
     path = Path(case_or_path)
     if path.is_dir():
-        from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
+        return Target(path.resolve().name, str(path.resolve()), None, trust_remote_code)
+    from pytest_tokcompat.matrix.loader import MatrixError, load_matrix
 
-        try:
-            folder = materialize(path)
-        except SnapshotError as error:
-            raise BisectError(f"{path}: {error}") from None
-        return Target(path.resolve().name, str(folder.resolve()))
-    from pytest_tokcompat.matrix.loader import MatrixError, bundled_matrix, load_matrix
-
-    matrix_file = matrix or (
-        Path("matrix/models.yaml") if Path("matrix/models.yaml").is_file() else bundled_matrix()
-    )
+    matrix_file = Path(os.path.abspath(matrix))
     try:
         case = load_matrix(matrix_file).by_id(case_or_path)
     except MatrixError as error:
         raise BisectError(f"{matrix_file}: the matrix has problems:\n{error}") from None
     except KeyError:
         raise BisectError(f"{case_or_path!r} is neither a folder nor a case id in {matrix_file}") from None
-    except OSError as error:
-        raise BisectError(f"{matrix_file}: cannot read it ({error.strerror})") from None
-    if case.snapshot is not None:
-        from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
-
-        try:
-            folder = materialize(case.snapshot)
-        except SnapshotError as error:
-            raise BisectError(f"case {case.id}: {error}") from None
-        return Target(case.id, str(folder.resolve()), None, case.trust_remote_code)
-    if case.repo is None:
-        raise BisectError(f"case {case.id} has neither a snapshot nor a repo")
-    return Target(case.id, case.repo, case.revision, case.trust_remote_code)
+    return Target(case.id, f"{matrix_file}::{case.id}", None, trust_remote_code)
 
 
 class UvVerdict:
@@ -234,15 +217,24 @@ class UvVerdict:
                 )
             except subprocess.TimeoutExpired:
                 raise BuildError(f"tokcompat check timed out under transformers {release}") from None
+            try:
+                record = json.loads(done.stdout)
+            except ValueError:
+                record = None
+            if done.returncode == 3 and isinstance(record, dict):
+                raise BuildError(
+                    f"tokcompat check could not judge under transformers {release} (not checked): "
+                    f"{record.get('message')}"
+                )
             if done.returncode not in (0, 1):
-                tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+                detail = record.get("message") if isinstance(record, dict) else None
+                tail = detail or "\n".join(done.stderr.strip().splitlines()[-15:])
                 raise BuildError(
                     f"tokcompat check failed under transformers {release} (exit {done.returncode}):\n{tail}"
                 )
-            try:
-                return str(json.loads(done.stdout)["verdict"])
-            except (ValueError, KeyError, TypeError):
-                raise BuildError(f"tokcompat check under transformers {release} printed no verdict") from None
+            if not isinstance(record, dict) or not isinstance(record.get("verdict"), str):
+                raise BuildError(f"tokcompat check under transformers {release} printed no verdict")
+            return str(record["verdict"])
         finally:
             shutil.rmtree(env, ignore_errors=True)
 
@@ -264,18 +256,19 @@ def _version(text: str | None, flag: str) -> Version | None:
 def run(
     case_or_path: str,
     *,
-    matrix: Path | None = None,
+    matrix: Path,
+    cache: Path,
     start: str | None = None,
     end: str | None = None,
     pre: bool = False,
-    cache: Path | None = None,
+    trust_remote_code: bool = False,
     out: Callable[[str], None] = print,
 ) -> BisectResult:
-    """The ``tokcompat bisect`` command, less its exit status."""
+    """The ``tokcompat bisect`` command, less its exit status; ``matrix`` is where case ids are looked up."""
     from pytest_tokcompat.ci import releases as releases_module
 
     low, high = _version(start, "--from"), _version(end, "--to")
-    target = resolve_target(case_or_path, matrix)
+    target = resolve_target(case_or_path, matrix, trust_remote_code=trust_remote_code)
     try:
         found = releases_module.discover_releases(pre=pre or bool(low and low.is_prerelease))
     except releases_module.ReleaseError as error:
@@ -291,5 +284,5 @@ def run(
         f"bisecting {target.subject} over {len(chosen)} transformers releases, {chosen[0]} .. {chosen[-1]} "
         f"(at most {max_builds(len(chosen))} builds)"
     )
-    verdict_at = make_verdict_function(target, cache or default_cache())
+    verdict_at = make_verdict_function(target, cache)
     return bisect_releases(chosen, verdict_at, subject=target.subject, report=out)

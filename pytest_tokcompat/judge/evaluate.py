@@ -1,16 +1,20 @@
-"""Run one matrix case (or one alias lifecycle) to an outcome: passed, failed or not checked.
+"""The one evaluator: any target to one typed outcome, :class:`Evaluation`, and its record.
 
-Everything the pytest items, the CLI and ``load_tokenizer()`` report comes from
-here, so that all three agree on what a case means.
+pytest's case and alias items, the ``tokcompat_tokenizer`` fixture, ``load_tokenizer()``,
+``tokcompat check`` and bisect's child ``check`` all evaluate through :func:`evaluate`
+(the target resolved by the one resolver, then the ladder), so the same checkpoint
+gives the same verdict, parity and record in every one of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.errors import NotReachable, NotRunnable
+from pytest_tokcompat.errors import NotReachable, NotRunnable, TokcompatError
 from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, verdict_alarm
 from pytest_tokcompat.judge.ladder import (
     DEFAULT_LIMITS,
@@ -22,88 +26,249 @@ from pytest_tokcompat.judge.ladder import (
 )
 from pytest_tokcompat.judge.static import CheckpointError, read_json_object
 from pytest_tokcompat.matrix.aliases import Alias
-from pytest_tokcompat.matrix.loader import Case
-from pytest_tokcompat.model import CaseStatus
-from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
+from pytest_tokcompat.matrix.loader import Case, MatrixError
+from pytest_tokcompat.model import CaseStatus, Verdict
+from pytest_tokcompat.sources.resolve import Checkpoint, Source, resolve
+from pytest_tokcompat.sources.snapshots import SnapshotError
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
 _JUDGED: dict[tuple[str, str], Judgement] = {}
 """Judgements of this process, so an alias lifecycle item reuses its cases' loads."""
 
 
+class Failure(str, Enum):
+    """Why an evaluation ended without a judgement of the tokenizer."""
+
+    BAD_INPUT = "bad-input"
+    """A name, folder, matrix or opt-in that cannot be used as given; the message says the fix."""
+    UNREADABLE = "unreadable"
+    """The checkpoint's own files cannot be read (verdict broken; the message names the file)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
 @dataclass
-class CaseOutcome:
+class Evaluation:
+    """One target, evaluated: the outcome every front-end reports, and the record it writes."""
+
     case_id: str
-    status: str
+    status: CaseStatus
     message: str
     expected: str | None = None
     judgement: Judgement | None = None
     alarms: list[Alarm] = field(default_factory=list)
-    folder: Path | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    checkpoint: Checkpoint | None = None
+    failure: Failure | None = None
+    error: TokcompatError | None = field(default=None, repr=False)
+    """The error that ended it before a judgement (raised again by load_tokenizer)."""
+    notes: list[str] = field(default_factory=list)
+    case: Case | None = None
 
     @property
     def verdict(self) -> str | None:
-        return self.judgement.verdict if self.judgement else self.extra.get("verdict")
+        if self.judgement is not None:
+            return self.judgement.verdict
+        return Verdict.BROKEN if self.failure is Failure.UNREADABLE else None
+
+    @property
+    def folder(self) -> Path | None:
+        return self.checkpoint.folder if self.checkpoint is not None else None
+
+    def remote_files_ran(self) -> list[dict[str, Any]]:
+        """Every remote-code file that ran, with the repo and revision it came from (None: a local folder)."""
+        if self.judgement is None or self.checkpoint is None:
+            return []
+        checkpoint = self.checkpoint
+        from_hub = checkpoint.source is Source.HUB
+        return [
+            {
+                "repo": checkpoint.repo if from_hub else None,
+                "revision": checkpoint.revision if from_hub else None,
+                "file": name,
+                "folder": str(checkpoint.origin or checkpoint.folder),
+            }
+            for name in self.judgement.remote_files_ran
+        ]
 
     def to_json(self) -> dict[str, Any]:
+        """The record: the same for the same checkpoint in the pytest report, ``check --json`` and
+        ``load_tokenizer().record``."""
+        case = self.case or (self.checkpoint.case if self.checkpoint is not None else None)
         record: dict[str, Any] = {
             "kind": "case",
             "id": self.case_id,
-            "status": self.status,
+            "status": str(self.status),
             "message": self.message,
             "expected": self.expected,
-            "verdict": self.verdict,
+            "verdict": str(self.verdict) if self.verdict is not None else None,
             "alarms": [a.to_json() for a in self.alarms],
-            **self.extra,
+            "failure": str(self.failure) if self.failure is not None else None,
+            "repo": case.repo if case is not None else None,
+            "location": case.location if case is not None else None,
+            "note": case.note if case is not None else None,
         }
+        if self.checkpoint is not None:
+            record.update(self.checkpoint.to_json())
+        record["notes"] = [*record.get("notes", []), *self.notes]
         if self.judgement is not None:
             record.update(self.judgement.to_json())
             record["verdict_matches_static"] = self.judgement.static.predicted == self.judgement.verdict
+            record["remote_files_ran"] = self.remote_files_ran()
         return record
 
 
-def resolve_folder(case: Case) -> Path:
-    """The local checkpoint folder of a case: its snapshot, assembled, or its hub repo from the cache."""
-    if case.snapshot is not None:
-        return materialize(case.snapshot)
-    assert case.repo is not None
-    from pytest_tokcompat.sources.hub import resolve_repo
-
-    return resolve_repo(case.repo, case.revision, trust_remote_code=case.trust_remote_code)
+CaseOutcome = Evaluation
+"""The name the pytest items knew it by."""
 
 
-def model_type_of(case: Case) -> str | None:
-    """The case's model_type from config.json alone, for grouping cases under an alias."""
+def evaluate(
+    target: str | Path | Case,
+    *,
+    matrix: Path | None = None,
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+    texts: Sequence[str] = (),
+    expect: str | None = None,
+    record: bool = False,
+    keep_tokenizer: bool = False,
+    registry: dict[str, Alias] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Evaluation:
+    """Resolve ``target`` (see :func:`~pytest_tokcompat.sources.resolve.resolve`) and judge it.
+
+    ``expect`` overrides the case's expectation; a ``Case`` target is a matrix run (its
+    opt-in applies, and a missing expectation fails it before anything loads). Never
+    raises a deliberate error: what could not be had is NOT_CHECKED, what cannot be
+    used as given is FAILED with ``failure`` BAD_INPUT and the error kept on ``error``.
+    """
+    subject = target.id if isinstance(target, Case) else str(target)
+    version = transformers_version()
+    expected: str | None = expect
+    notes: list[str] = []
+    if isinstance(target, Case) and expected is None:
+        try:
+            expected = target.expected_for(version)
+        except ValueError as error:
+            return Evaluation(subject, FAILED, str(error), failure=Failure.BAD_INPUT, case=target)
     try:
-        config = read_json_object(resolve_folder(case) / "config.json")
-    except (CheckpointError, SnapshotError, NotReachable, NotRunnable):
-        return None
-    value = config.get("model_type")
-    return value if isinstance(value, str) else None
+        checkpoint = resolve(
+            target, matrix=matrix, revision=revision, trust_remote_code=trust_remote_code, texts=texts
+        )
+    except NotReachable as error:
+        return Evaluation(subject, NOT_CHECKED, str(error), expected, error=error, case=_case_of(target))
+    except (NotRunnable, SnapshotError, MatrixError, CheckpointError) as error:
+        return Evaluation(
+            subject,
+            FAILED,
+            str(error),
+            expected,
+            failure=Failure.BAD_INPUT,
+            error=error,
+            case=_case_of(target),
+        )
+    case = checkpoint.case
+    subject = checkpoint.subject
+    if expected is None and case is not None:
+        try:
+            expected = case.expected_for(version)
+        except ValueError as error:
+            notes.append(str(error))
+    try:
+        judgement = _judge(
+            checkpoint, registry=registry, record=record, keep_tokenizer=keep_tokenizer, limits=limits
+        )
+    except CheckpointError as error:
+        # The checkpoint's own files are unusable: no remedy can load it, so the verdict is broken.
+        text = _unreadable_text(str(error), checkpoint)
+        where = f" (case {case.id!r} at {case.location})" if case is not None else ""
+        return Evaluation(
+            subject,
+            PASSED if expected == Verdict.BROKEN else FAILED,
+            f"broken: {text}{where}",
+            expected,
+            checkpoint=checkpoint,
+            failure=Failure.UNREADABLE,
+            error=CheckpointError(text),
+            notes=notes,
+        )
+    except ValueError as error:  # golden ids that cannot be read (not JSON, no 'ids' map)
+        return Evaluation(
+            subject,
+            FAILED,
+            f"{subject}: {error}",
+            expected,
+            checkpoint=checkpoint,
+            failure=Failure.BAD_INPUT,
+            error=CheckpointError(str(error)),
+            notes=notes,
+        )
+    outcome = Evaluation(subject, PASSED, "", expected, judgement, checkpoint=checkpoint, notes=notes)
+    where = f"case {case.id!r} ({case.location})" if case is not None else subject
+    if judgement.recorded is not None:
+        outcome.status = FAILED
+        outcome.message = (
+            f"golden ids recorded to {judgement.recorded}; review and commit them, then run again without "
+            "--tokcompat-record"
+        )
+        return outcome
+    if judgement.verdict == Verdict.NOT_CHECKED:
+        outcome.status = FAILED
+        outcome.message = (
+            f"{'case ' + repr(case.id) if case is not None else subject}: the tokenizer loads but its ids were "
+            f"not checked: {judgement.parity.reason}"
+        )
+        return outcome
+    alarm = verdict_alarm(subject, expected, judgement) if expected is not None else None
+    if alarm is not None:
+        outcome.status = FAILED
+        outcome.alarms.append(alarm)
+        outcome.message = f"{where}: {alarm.message}\n  what to do: {alarm.action}"
+        outcome.message += "\n" + describe_attempts(judgement)
+    else:
+        outcome.message = f"{judgement.verdict}: {judgement.parity.describe()}"
+    return outcome
 
 
-def judge_case(
-    case: Case,
-    folder: Path,
+def _case_of(target: str | Path | Case) -> Case | None:
+    return target if isinstance(target, Case) else None
+
+
+def _unreadable_text(text: str, checkpoint: Checkpoint) -> str:
+    """An assembled cache entry is verified (and rebuilt) on every use: a bad file there is bad at its origin."""
+    if checkpoint.origin is None or "re-download it" not in text:
+        return text
+    return text.replace(
+        "re-download it",
+        f"the cache entry {checkpoint.folder} was verified against (and if it differed, rebuilt from) "
+        f"{checkpoint.origin}, so the file is wrong there: fix it in that snapshot folder",
+    )
+
+
+def _judge(
+    checkpoint: Checkpoint,
     *,
     registry: dict[str, Alias] | None = None,
     record: bool = False,
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
 ) -> Judgement:
-    """The ladder with the case's own opt-in, texts and golden ids; remembered for its alias item."""
+    """The ladder with the checkpoint's opt-in, texts and golden ids; remembered for its alias item."""
+    case = checkpoint.case
     judgement = judge(
-        folder,
-        trust_remote_code=case.trust_remote_code,
-        extra_texts=case.texts,
-        golden_path=case.golden_path,
+        checkpoint.folder,
+        trust_remote_code=checkpoint.trust_remote_code,
+        extra_texts=checkpoint.texts,
+        golden_path=checkpoint.golden_path,
         registry=registry,
-        record_as=case.id if record else None,
+        record_as=case.id if (record and case is not None) else None,
         keep_tokenizer=keep_tokenizer,
         limits=limits,
     )
-    _JUDGED[(case.id, str(folder))] = replace(judgement, tokenizer=None)  # keep no tokenizer alive
+    if case is not None:
+        _JUDGED[(case.id, str(checkpoint.folder))] = replace(
+            judgement, tokenizer=None
+        )  # keep no tokenizer alive
     return judgement
 
 
@@ -114,54 +279,30 @@ def run_case(
     keep_tokenizer: bool = False,
     registry: dict[str, Alias] | None = None,
     limits: Limits = DEFAULT_LIMITS,
-) -> CaseOutcome:
-    version = transformers_version()
+) -> Evaluation:
+    """A matrix case, as the matrix runs it (its snapshot or hub repo, its opt-in)."""
+    return evaluate(case, record=record, keep_tokenizer=keep_tokenizer, registry=registry, limits=limits)
+
+
+def resolve_folder(case: Case) -> Path:
+    """The local checkpoint folder of a case, as the matrix runs it."""
+    return resolve(case).folder
+
+
+def _model_type(checkpoint: Checkpoint) -> str | None:
     try:
-        expected = case.expected_for(version)
-    except ValueError as error:
-        return CaseOutcome(case.id, FAILED, str(error))
+        value = read_json_object(checkpoint.folder / "config.json").get("model_type")
+    except CheckpointError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def model_type_of(case: Case) -> str | None:
+    """The case's model_type from config.json alone, for grouping cases under an alias."""
     try:
-        folder = resolve_folder(case)
-    except NotReachable as error:
-        return CaseOutcome(case.id, NOT_CHECKED, str(error), expected)
-    except (SnapshotError, CheckpointError, NotRunnable) as error:
-        return CaseOutcome(case.id, FAILED, str(error), expected)
-    try:
-        judgement = judge_case(
-            case, folder, registry=registry, record=record, keep_tokenizer=keep_tokenizer, limits=limits
-        )
-    except CheckpointError as error:
-        # The checkpoint's own files are unusable: no remedy can load it, so the verdict is broken.
-        status = PASSED if expected == "broken" else FAILED
-        outcome = CaseOutcome(
-            case.id, status, f"broken: {error} (case {case.id!r} at {case.location})", expected
-        )
-        outcome.extra = {"verdict": "broken", "location": case.location}
-        return outcome
-    outcome = CaseOutcome(case.id, PASSED, "", expected, judgement, folder=folder)
-    outcome.extra = {"repo": case.repo, "location": case.location, "note": case.note}
-    if judgement.recorded is not None:
-        outcome.status = FAILED
-        outcome.message = (
-            f"golden ids recorded to {judgement.recorded}; review and commit them, then run again without "
-            "--tokcompat-record"
-        )
-        return outcome
-    if judgement.verdict == "not-checked":
-        outcome.status = FAILED
-        outcome.message = (
-            f"case {case.id!r}: the tokenizer loads but its ids were not checked: {judgement.parity.reason}"
-        )
-        return outcome
-    alarm = verdict_alarm(case.id, expected, judgement)
-    if alarm is not None:
-        outcome.status = FAILED
-        outcome.alarms.append(alarm)
-        outcome.message = f"case {case.id!r} ({case.location}): {alarm.message}\n  what to do: {alarm.action}"
-        outcome.message += "\n" + describe_attempts(judgement)
-    else:
-        outcome.message = f"{judgement.verdict}: {judgement.parity.describe()}"
-    return outcome
+        return _model_type(resolve(case))
+    except (CheckpointError, SnapshotError, NotReachable, NotRunnable):
+        return None
 
 
 def describe_attempts(judgement: Judgement) -> str:
@@ -200,19 +341,24 @@ def run_alias(
     limits: Limits = DEFAULT_LIMITS,
 ) -> AliasOutcome:
     """Judge an alias's lifecycle on the cases of its model_type."""
-    relevant = [case for case in cases if model_type_of(case) == alias.model_type]
+    relevant: list[Checkpoint] = []
+    for case in cases:
+        try:
+            checkpoint = resolve(case)
+        except (CheckpointError, SnapshotError, NotReachable, NotRunnable):
+            continue
+        if _model_type(checkpoint) == alias.model_type:
+            relevant.append(checkpoint)
     if not relevant:
         message = f"no case in the matrix has model_type {alias.model_type!r}; add one to check this alias"
         return AliasOutcome(NOT_CHECKED, message, "not-checked")
     judgements: list[tuple[str, Judgement]] = []
-    for case in relevant:
+    for checkpoint in relevant:
+        case_id = checkpoint.subject
         try:
-            folder = resolve_folder(case)
-            judgement = _JUDGED.get((case.id, str(folder))) if registry is None else None
-            judgements.append(
-                (case.id, judgement or judge_case(case, folder, registry=registry, limits=limits))
-            )
-        except (NotReachable, NotRunnable, SnapshotError, CheckpointError):
+            judgement = _JUDGED.get((case_id, str(checkpoint.folder))) if registry is None else None
+            judgements.append((case_id, judgement or _judge(checkpoint, registry=registry, limits=limits)))
+        except CheckpointError:
             continue
     if not judgements:
         message = f"none of the cases of {alias.model_type!r} could be loaded here"

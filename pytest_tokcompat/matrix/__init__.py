@@ -11,6 +11,8 @@ from pytest_tokcompat.matrix.loader import (
     MatrixError,
     Problem,
     bundled_matrix,
+    default_matrix,
+    find_rootdir,
     load_matrix,
     parse_matrix,
 )
@@ -26,6 +28,8 @@ __all__ = [
     "MatrixError",
     "Problem",
     "bundled_matrix",
+    "default_matrix",
+    "find_rootdir",
     "load_matrix",
     "parse_matrix",
 ]

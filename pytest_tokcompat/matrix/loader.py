@@ -8,6 +8,7 @@ duplicate keys, which YAML itself allows silently, are caught.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -214,6 +215,44 @@ def bundled_dir() -> Path:
 def bundled_matrix() -> Path:
     """The matrix shipped with the package."""
     return bundled_dir() / "models.yaml"
+
+
+PROJECT_MATRIX = Path("matrix") / "models.yaml"
+_PROJECT_MARKERS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", ".git")
+
+
+def find_rootdir(start: Path) -> Path:
+    """The project folder a command runs in: the nearest ancestor of ``start`` with a project file.
+
+    pytest has its own rootdir; the CLI uses this one, so ``tokcompat`` run from a
+    subfolder finds the same ``matrix/models.yaml`` as ``pytest`` run from there.
+    """
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+            return folder
+    return start
+
+
+def default_matrix(
+    given: str | Path | None, ini: str | Path | None, rootdir: Path | None, *, cwd: Path | None = None
+) -> Path:
+    """The one rule for which matrix a run uses; an absolute path.
+
+    The option (relative to ``cwd``, the invocation folder), then the ini value
+    (relative to ``rootdir``), then the project's ``matrix/models.yaml`` under
+    ``rootdir``, then the bundled matrix. pytest, the CLI and bisect all call this.
+    """
+    here = Path.cwd() if cwd is None else Path(cwd)
+    if given:
+        return Path(os.path.abspath(here / Path(given)))
+    if ini:
+        return Path(os.path.abspath((rootdir if rootdir is not None else here) / Path(ini)))
+    if rootdir is not None:
+        own = Path(os.path.abspath(Path(rootdir) / PROJECT_MATRIX))
+        if own.is_file():
+            return own
+    return Path(os.path.abspath(bundled_matrix()))
 
 
 def load_matrix(path: str | Path) -> Matrix:

@@ -14,18 +14,18 @@ from typing import Any
 import pytest
 
 from pytest_tokcompat.contract import build_report, write_json_atomic
-from pytest_tokcompat.matrix.loader import Matrix, MatrixError, bundled_matrix, load_matrix
+from pytest_tokcompat.matrix.loader import Matrix, MatrixError, default_matrix, load_matrix
 from pytest_tokcompat.pytest_plugin.items import PROPERTY, MatrixFile
 
 
 def matrix_path(config: pytest.Config) -> Path:
     """--tokcompat-matrix, else the ini option, else the project's matrix/models.yaml, else the bundled one."""
-    given = config.getoption("tokcompat_matrix") or config.getini("tokcompat_matrix")
-    if given:
-        path = Path(given)
-        return path if path.is_absolute() else (Path(config.invocation_params.dir) / path)
-    own = Path(config.rootpath) / "matrix" / "models.yaml"
-    return own if own.is_file() else bundled_matrix()
+    return default_matrix(
+        config.getoption("tokcompat_matrix"),
+        config.getini("tokcompat_matrix"),
+        Path(config.rootpath),
+        cwd=Path(config.invocation_params.dir),
+    )
 
 
 def load_or_usage_error(path: Path) -> Matrix:

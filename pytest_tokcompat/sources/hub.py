@@ -62,6 +62,11 @@ def hub_cache_dir() -> Path:
     return Path(os.path.expandvars(os.path.expanduser(home))) / "hub"
 
 
+def hub_endpoint() -> str | None:
+    """HF_ENDPOINT as set now (huggingface_hub reads it once, at import); None for its default."""
+    return os.environ.get("HF_ENDPOINT") or None
+
+
 def hub_offline() -> bool:
     """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) as set now, else as huggingface_hub read it at import."""
     for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
@@ -183,24 +188,41 @@ def _config_auto_maps(folder: Path) -> list[Any]:
     return found
 
 
+def _auto_map_refs(folder: Path) -> list[str]:
+    return [
+        ref
+        for value in _config_auto_maps(folder)
+        for ref in (value if isinstance(value, list) else [value])
+        if isinstance(ref, str)
+    ]
+
+
+def refuse_cross_repo_code(folder: Path, where: str) -> None:
+    """Refuse remote code that auto_map fetches from another repo (``other/repo--module.Class``).
+
+    transformers fetches such code from that repo's default branch: nobody pinned it,
+    and it can change between review and run, whether the checkpoint itself came from
+    the hub or from a local folder. A local copy of the module, named in the folder's
+    own auto_map, is pinned with the folder.
+    """
+    for ref in _auto_map_refs(folder):
+        if "--" in ref:
+            other, _, local = ref.partition("--")
+            raise NotRunnable(
+                f"{where}: trust_remote_code is refused: auto_map names code in another repo ({ref!r}), "
+                f"which transformers would fetch from {other}'s default branch, unpinned; review that code at "
+                f"a commit and copy the module into the checkpoint folder, naming it there ({local!r})"
+            )
+
+
 def remote_code_modules(folder: Path, repo: str) -> list[str]:
     """The .py files AutoTokenizer imports: those auto_map names for AutoConfig and AutoTokenizer.
 
     A reference into another repo (``other/repo--module.Class``) is refused: its code
     would be fetched at that repo's default branch, which nobody pinned.
     """
-    names: set[str] = set()
-    for value in _config_auto_maps(folder):
-        for ref in value if isinstance(value, list) else [value]:
-            if not isinstance(ref, str):
-                continue
-            if "--" in ref:
-                raise NotRunnable(
-                    f"{repo}: auto_map names code in another repo ({ref!r}), which would run unpinned; "
-                    "check that repo's code yourself and load it from a folder"
-                )
-            names.add(ref.rsplit(".", 1)[0].replace(".", "/") + ".py")
-    return sorted(names)
+    refuse_cross_repo_code(folder, repo)
+    return sorted({ref.rsplit(".", 1)[0].replace(".", "/") + ".py" for ref in _auto_map_refs(folder)})
 
 
 def _relative_imports(path: Path) -> list[str]:
@@ -221,7 +243,14 @@ def _download_code(repo: str, commit: str, folder: Path, cache_dir: Path, offlin
             continue
         try:
             path = Path(
-                hf_hub_download(repo, name, revision=commit, cache_dir=cache_dir, local_files_only=offline)
+                hf_hub_download(
+                    repo,
+                    name,
+                    revision=commit,
+                    cache_dir=cache_dir,
+                    local_files_only=offline,
+                    endpoint=hub_endpoint(),
+                )
             )
         except LocalEntryNotFoundError:
             raise NotReachable(
@@ -257,6 +286,7 @@ def resolve_repo(repo: str, revision: str | None, *, trust_remote_code: bool = F
                 allow_patterns=TOKENIZER_PATTERNS,
                 cache_dir=cache_dir,
                 local_files_only=offline,
+                endpoint=hub_endpoint(),
             )
         )
     except Exception as error:
@@ -269,9 +299,109 @@ def resolve_repo(repo: str, revision: str | None, *, trust_remote_code: bool = F
             f"{repo}@{revision or 'main'}: the snapshot at {folder} has no config.json: "
             f"{_fill_hint(repo, revision)}"
         )
+    require_complete(repo, folder, cache_dir, offline)
     if trust_remote_code:
         _download_code(repo, folder.name, folder, cache_dir, offline)
     return folder
+
+
+LISTING_FILE = ".tokcompat-files.json"
+"""Beside the files of a cached revision: which tokenizer files that revision has (from the hub's listing)."""
+
+
+def tokenizer_files(names: list[str]) -> list[str]:
+    """The names of a repo listing that tokenizer loading reads (what snapshot_download fetches)."""
+    from huggingface_hub.utils import filter_repo_objects
+
+    return sorted(filter_repo_objects(names, allow_patterns=TOKENIZER_PATTERNS))
+
+
+def _read_listing(folder: Path) -> list[str] | None:
+    try:
+        data = json.loads((folder / LISTING_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list) or not all(isinstance(name, str) for name in files):
+        return None
+    return list(files)
+
+
+def _write_listing(folder: Path, repo: str, files: list[str]) -> None:
+    document = {"repo": repo, "revision": folder.name, "files": files}
+    temporary = folder / f"{LISTING_FILE}.{os.getpid()}.tmp"
+    try:
+        temporary.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        temporary.replace(folder / LISTING_FILE)
+    except OSError:  # a read-only shared cache: the listing is asked for again next time
+        temporary.unlink(missing_ok=True)
+
+
+def _hub_tree_listing(repo: str, commit: str, cache_dir: Path) -> list[str] | None:
+    """The listing huggingface_hub itself cached when it downloaded this revision (newer releases only)."""
+    try:
+        from huggingface_hub import get_cached_repo_tree
+    except ImportError:
+        return None
+    try:
+        return [entry.path for entry in get_cached_repo_tree(repo, revision=commit, cache_dir=cache_dir)]
+    except Exception:  # no listing cached for this revision
+        return None
+
+
+def revision_tokenizer_files(repo: str, folder: Path, cache_dir: Path, offline: bool) -> list[str] | None:
+    """Which tokenizer files the cached revision ``folder`` has on the hub; None where nothing says.
+
+    Read from the listing kept beside the files, else from huggingface_hub's cached
+    tree, else (online) asked of the hub with its public API, and then kept beside the
+    files, so an offline run later can tell a complete cache from a partial one.
+    """
+    known = _read_listing(folder)
+    if known is not None:
+        return known
+    names = _hub_tree_listing(repo, folder.name, cache_dir)
+    if names is None and not offline:
+        from huggingface_hub import HfApi
+
+        try:
+            names = HfApi(endpoint=hub_endpoint()).list_repo_files(repo, revision=folder.name)
+        except Exception as error:
+            translated = _translate(error, repo, folder.name)
+            if translated is error and not _is_connection_error(error):
+                raise
+            return None
+    if names is None:
+        return None
+    files = tokenizer_files(names)
+    _write_listing(folder, repo, files)
+    return files
+
+
+def _is_connection_error(error: Exception) -> bool:
+    return isinstance(error, (OSError, ConnectionError)) or type(error).__module__.startswith(
+        ("httpx", "requests")
+    )
+
+
+def require_complete(repo: str, folder: Path, cache_dir: Path, offline: bool) -> None:
+    """Refuse to judge a partly cached revision: a missing tokenizer_config.json can change every id."""
+    commit = folder.name
+    files = revision_tokenizer_files(repo, folder, cache_dir, offline)
+    if files is None:
+        held = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+        raise NotReachable(
+            f"{repo}@{commit}: the hub cache holds {', '.join(held) or 'nothing'} of this revision but not its "
+            "file list (it was filled file by file, as `hf download REPO FILE...` does), so a missing "
+            "tokenizer file cannot be told from an absent one, and the hub cannot be reached: "
+            f"{_fill_hint(repo, commit)}"
+        )
+    missing = [name for name in files if not (folder / name).is_file()]
+    if missing:
+        raise NotReachable(
+            f"{repo}@{commit}: the cached snapshot is incomplete: the revision has {len(files)} tokenizer "
+            f"files and the cache lacks {', '.join(missing)}; run `hf download {repo} --revision {commit} "
+            f"{' '.join(missing)}` where the hub is reachable, or {_fill_hint(repo, commit)}"
+        )
 
 
 def prefetch(
@@ -358,44 +488,17 @@ def unknown_name_message(name: str, matrix: Path | None) -> str:
 def resolve_name(
     name: str, revision: str | None = None, *, trust_remote_code: bool = False, matrix: Path | None = None
 ) -> Path:
-    """A hub repo id, or a served name/case id of the matrix (bundled by default), to a local folder.
+    """The folder a name resolves to; see :func:`pytest_tokcompat.sources.resolve.resolve`, which this wraps."""
+    from pytest_tokcompat.sources.resolve import resolve
 
-    The entry supplies its revision when none is given; trust_remote_code stays the
-    caller's (the CLI's --trust-remote-code), so naming a model never runs its code.
-    """
-    if "/" in name:
-        return resolve_repo(name, revision, trust_remote_code=trust_remote_code)
     try:
-        found = find_case(name, matrix)
+        return resolve(name, matrix=matrix, revision=revision, trust_remote_code=trust_remote_code).folder
     except MatrixError as error:
         raise NotRunnable(f"cannot read the matrix to look up {name!r}: {error}") from None
-    if found is None or found.repo is None:
-        raise UnknownName(unknown_name_message(name, matrix))
-    return resolve_repo(found.repo, revision or found.case.revision, trust_remote_code=trust_remote_code)
 
 
 def resolve_command(name: str, matrix: Path | None) -> tuple[int, str]:
-    """``tokcompat resolve NAME``: the hub repo a name stands for, as (exit status, text); no hub access."""
-    try:
-        found = find_case(name, matrix)
-    except (MatrixError, UnknownName) as error:
-        return 2, f"tokcompat resolve: {error}"
-    if found is None:
-        if "/" in name:
-            return 0, f"{name}: a hub repo id with no matrix entry (no revision pin, no remote code opt-in)"
-        return 2, f"tokcompat resolve: {unknown_name_message(name, matrix)}"
-    case = found.case
-    lines = [
-        f"{name} -> {case.repo or '(no hub repo)'}",
-        f"  matched by {found.by} of case {case.id!r} ({case.location})",
-        f"  revision: {case.revision or '(default branch)'}",
-        f"  trust_remote_code: {'yes' if case.trust_remote_code else 'no'}",
-        f"  offline snapshot: {case.snapshot if case.snapshot else 'none'}",
-    ]
-    if case.served_names:
-        lines.append(f"  served names: {', '.join(case.served_names)}")
-    for other in found.shadowed:
-        lines.append(
-            f"  note: {name!r} is also the id of case {other.id!r} ({other.repo}); pass {other.repo} to use that one"
-        )
-    return 0, "\n".join(lines)
+    """``tokcompat resolve NAME``; see :func:`pytest_tokcompat.sources.resolve.describe`."""
+    from pytest_tokcompat.sources.resolve import describe
+
+    return describe(name, matrix)

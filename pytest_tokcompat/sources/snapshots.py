@@ -3,9 +3,9 @@
 A bundled snapshot keeps its small files (config.json, tokenizer_config.json,
 remote code) in the repository and names its large tokenizer data in
 ``tokcompat-sources.json``: a file inside an installed distribution, pinned by
-version and verified by sha256, or a file derived from one. ``materialize()``
-assembles the real checkpoint folder once, in a cache shared by runs and xdist
-workers, and returns it.
+version and verified by sha256, or a file derived from one. ``assemble()``
+builds the real checkpoint folder once, in a cache shared by runs and xdist
+workers, verifies it on every later use, and rebuilds it when it differs.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -145,29 +146,157 @@ def _fingerprint(folder: Path, sources: dict[str, Any]) -> str:
     return digest.hexdigest()[:16]
 
 
-def materialize(folder: str | Path, root: Path | None = None) -> Path:
-    """The assembled checkpoint folder for ``folder``; folders without a manifest are used as they are."""
+@dataclass(frozen=True)
+class Assembled:
+    """An assembled cache entry, and why it was rebuilt (None when it verified as it was)."""
+
+    folder: Path
+    origin: Path
+    rebuilt: str | None = None
+
+
+def entry_path(folder: str | Path, root: Path | None = None) -> Path | None:
+    """Where ``folder`` is (or would be) assembled in the cache; None for a folder without a manifest."""
     folder = Path(folder)
     sources = read_sources(folder)
     if sources is None:
-        return folder
+        return None
+    return (root or cache_root()) / f"{folder.name}-{_fingerprint(folder, sources)}"
+
+
+def is_stand_in(folder: Path) -> bool:
+    """Whether a snapshot's manifest says its tokenizer data is a stand-in, not the real checkpoint's."""
+    try:
+        sources = read_sources(folder)
+    except SnapshotError:
+        return False
+    return bool(sources and sources.get("stand_in"))
+
+
+def materialize(folder: str | Path, root: Path | None = None) -> Path:
+    """The assembled checkpoint folder for ``folder``; folders without a manifest are used as they are."""
+    return assemble(folder, root).folder
+
+
+def assemble(folder: str | Path, root: Path | None = None) -> Assembled:
+    """Assemble ``folder`` into the cache, or verify the entry already there and rebuild it if it differs.
+
+    The entry is verified on every use (the packaged files against their sha256 pins,
+    the others against the hashes recorded when it was built, no file added or
+    missing), because a cache entry is only a copy: hashing ~8 MB costs milliseconds,
+    trusting a swapped id costs a false pass.
+    """
+    folder = Path(folder)
+    sources = read_sources(folder)
+    if sources is None:
+        return Assembled(folder, folder)
     target = (root or cache_root()) / f"{folder.name}-{_fingerprint(folder, sources)}"
-    if (target / _COMPLETE_MARK).is_file():
-        return target
+    problem = verify_entry(target, sources)
+    if problem is None:
+        return Assembled(target, folder)
     target.parent.mkdir(parents=True, exist_ok=True)
+    _build(folder, sources, target)
+    after = verify_entry(target, sources)
+    if after is not None:
+        raise SnapshotError(
+            f"{target}: the cache entry assembled from {folder} does not verify ({after}); "
+            f"delete {target} and run again, or check that nothing else writes to {target.parent}"
+        )
+    rebuilt = None if problem == _ABSENT else f"rebuilt the cache entry {target}: {problem}"
+    return Assembled(target, folder, rebuilt)
+
+
+_ABSENT = "absent"
+
+
+def _read_mark(target: Path) -> dict[str, str] | None:
+    try:
+        data = json.loads((target / _COMPLETE_MARK).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        return None
+    return {str(name): digest for name, digest in files.items()}
+
+
+def verify_entry(target: Path, sources: dict[str, Any]) -> str | None:
+    """None when the entry at ``target`` is complete and unchanged; else what is wrong with it."""
+    if not target.exists() and not target.is_symlink():
+        return _ABSENT
+    if target.is_symlink() or not target.is_dir():
+        return "a file stands where the entry should be"
+    if not (target / _COMPLETE_MARK).is_file():
+        return "it has no completion mark (an interrupted or foreign build)"
+    recorded = _read_mark(target)
+    if recorded is None:
+        return "its completion mark does not list the files it was built with"
+    present = {path.name for path in target.iterdir()} - {_COMPLETE_MARK}
+    if present != set(recorded):
+        extra, missing = sorted(present - set(recorded)), sorted(set(recorded) - present)
+        listed = "; ".join(
+            part
+            for part in (
+                f"files it was not built with: {', '.join(extra)}" if extra else "",
+                f"missing: {', '.join(missing)}" if missing else "",
+            )
+            if part
+        )
+        return f"it does not hold the files it was built with ({listed})"
+    files = sources.get("files", {})
+    pins = {name: spec.get("sha256") for name, spec in files.items() if isinstance(spec, dict)}
+    for name in sorted(recorded):
+        path = target / name
+        if path.is_symlink() or not path.is_file():
+            return f"{name} is not a regular file"
+        expected = pins.get(name) or recorded[name]
+        actual = sha256_of(path)
+        if actual != expected:
+            what = "its sha256 pin" if name in pins else "the file it was built with"
+            return f"{name} has sha256 {actual}, expected {expected} ({what})"
+    return None
+
+
+def _build(folder: Path, sources: dict[str, Any], target: Path) -> None:
+    """Assemble into a staging folder beside ``target``, then put it in place of whatever is there."""
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=target.parent))
     try:
         _assemble(folder, sources, staging)
-        (staging / _COMPLETE_MARK).write_text("ok\n")
-        try:
-            staging.rename(target)
-        except OSError:
-            if not (target / _COMPLETE_MARK).is_file():  # a concurrent worker did not finish either
-                raise
+        digests = {path.name: sha256_of(path) for path in sorted(staging.iterdir())}
+        mark = {"origin": str(folder.resolve()), "files": digests}
+        (staging / _COMPLETE_MARK).write_text(json.dumps(mark, indent=1) + "\n", encoding="utf-8")
+        _put_in_place(staging, target, sources)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    return target
+
+
+def _put_in_place(staging: Path, target: Path, sources: dict[str, Any]) -> None:
+    """Rename ``staging`` to ``target``; a bad entry there is moved aside first, a good one (a concurrent
+    worker's) is kept."""
+    for _ in range(5):
+        try:
+            staging.rename(target)
+            return
+        except OSError:
+            pass
+        if verify_entry(target, sources) is None:
+            return
+        _discard(target)
+    raise SnapshotError(f"{target}: cannot replace the cache entry; delete it and run again")
+
+
+def _discard(target: Path) -> None:
+    if target.is_symlink() or target.is_file():
+        target.unlink(missing_ok=True)
+        return
+    trash = Path(tempfile.mkdtemp(prefix=f".discarded-{target.name}-", dir=target.parent))
+    try:
+        target.rename(trash / target.name)
+    except FileNotFoundError:  # a concurrent worker moved it already
+        pass
+    finally:
+        shutil.rmtree(trash, ignore_errors=True)
 
 
 def _assemble(folder: Path, sources: dict[str, Any], staging: Path) -> None:

@@ -1,0 +1,363 @@
+"""The one resolver: whatever a user names, one checkpoint folder with its context.
+
+pytest items, the fixtures, ``load_tokenizer()``, ``tokcompat check``, ``tokcompat
+resolve`` and (through its child ``check``) ``tokcompat bisect`` all come through
+here, so a name means the same folder, golden ids, probe texts and opt-in
+everywhere. The rules:
+
+- a matrix case (a ``Case``, its id, or ``MATRIX::ID``, pytest's node id) resolves as
+  the matrix runs it: its snapshot (assembled and verified) when it has one, else its
+  hub repo at its revision;
+- a hub repo id or a served name resolves to the hub (or its cache); where that
+  cannot be had, to the snapshot of the case it names, if that holds the real data;
+- a folder is used as it is (assembled if it carries a manifest); the snapshot
+  folder of a case, or its assembled cache entry, resolves to that case, so its
+  golden ids travel with it;
+- ``trust_remote_code`` is the caller's argument; a matrix entry's opt-in applies to
+  the matrix's own runs (a ``Case`` target) only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from pytest_tokcompat.errors import NotReachable, SnapshotError, UnknownName
+from pytest_tokcompat.matrix.loader import Case, MatrixError, bundled_matrix, load_matrix
+from pytest_tokcompat.sources.hub import (
+    find_case,
+    refuse_cross_repo_code,
+    resolve_repo,
+    unknown_name_message,
+)
+from pytest_tokcompat.sources.snapshots import Assembled, assemble, entry_path, is_stand_in
+
+
+class Source(str, Enum):
+    """Where a checkpoint's files came from."""
+
+    SNAPSHOT = "snapshot"
+    """A matrix case's snapshot folder (assembled into the cache when it carries a manifest)."""
+    HUB = "hub"
+    """The hub, or huggingface_hub's cache of it."""
+    FALLBACK = "bundled-fallback"
+    """The hub could not be reached; the snapshot of the case the name stands for, which holds the real data."""
+    FOLDER = "folder"
+    """A local folder that no case of the matrix names."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class MatchedBy(str, Enum):
+    """How a target was recognised."""
+
+    MATRIX_RUN = "matrix run"
+    ID = "id"
+    NODE_ID = "node id"
+    REPO = "repo"
+    SERVED_NAME = "served name"
+    SNAPSHOT_FOLDER = "snapshot folder"
+    ASSEMBLED_FOLDER = "assembled folder"
+    FOLDER = "folder"
+    REPO_ID = "repo id"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+_NAMES_THE_CASE = {
+    MatchedBy.MATRIX_RUN,
+    MatchedBy.ID,
+    MatchedBy.NODE_ID,
+    MatchedBy.SNAPSHOT_FOLDER,
+    MatchedBy.ASSEMBLED_FOLDER,
+}
+"""Targets that name the matrix case itself (resolved as the matrix runs it), not the model it stands for."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a target names, found from the matrix alone: nothing fetched, nothing assembled."""
+
+    target: str
+    by: MatchedBy
+    case: Case | None = None
+    repo: str | None = None
+    folder: Path | None = None
+    matrix: Path | None = None
+    shadowed: tuple[Case, ...] = ()
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint folder ready to judge, and everything that decides how it is judged."""
+
+    target: str
+    """What was asked for, as given (a folder, a repo id, a served name, a case id or a node id)."""
+    folder: Path
+    source: Source
+    case: Case | None = None
+    """The matrix entry it stands for (golden ids, probe texts, revision, opt-in); None for a bare folder/repo."""
+    repo: str | None = None
+    revision: str | None = None
+    """The commit the hub files are from; None for local files."""
+    trust_remote_code: bool = False
+    """Whether its own code may run in this run (the caller's opt-in, or the entry's in a matrix run)."""
+    golden_path: Path | None = None
+    texts: tuple[str, ...] = ()
+    """The probe texts added to the built-in corpus: the entry's, then the caller's."""
+    origin: Path | None = None
+    """The snapshot folder an assembled cache entry was built from."""
+    stand_in: bool = False
+    matched_by: MatchedBy = MatchedBy.FOLDER
+    matrix: Path | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def subject(self) -> str:
+        """The name its record goes by: the case id, else the target."""
+        return self.case.id if self.case is not None else self.target
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "path": str(self.folder),
+            "source": str(self.source),
+            "matched_by": str(self.matched_by),
+            "repo": self.repo,
+            "revision": self.revision,
+            "origin": str(self.origin) if self.origin is not None else None,
+            "stand_in": self.stand_in,
+            "matrix": str(self.matrix) if self.matrix is not None else None,
+            "notes": list(self.notes),
+        }
+
+
+def identify(target: str | Path | Case, matrix: Path | None = None) -> Identity:
+    """What ``target`` names in ``matrix`` (the bundled one by default); no hub access.
+
+    Raises UnknownName (a name that is none of these), MatrixError (the matrix to look
+    it up in has problems).
+    """
+    if isinstance(target, Case):
+        return Identity(target.id, MatchedBy.MATRIX_RUN, target, target.repo, None, target.source)
+    text = str(target)
+    path = Path(text)
+    if isinstance(target, Path) or path.is_dir():
+        return _identify_folder(text, path, matrix)
+    if "::" in text:
+        return _identify_node_id(text)
+    where = matrix or bundled_matrix()
+    found = find_case(text, where)
+    if found is None:
+        if "/" in text:
+            return Identity(text, MatchedBy.REPO_ID, None, text, None, where)
+        raise UnknownName(unknown_name_message(text, matrix))
+    return Identity(text, MatchedBy(found.by), found.case, found.repo, None, where, found.shadowed)
+
+
+def _identify_node_id(text: str) -> Identity:
+    """``MATRIX::ID``, as pytest prints a case's node id: unambiguous where an id is also a served name."""
+    file, _, case_id = text.rpartition("::")
+    loaded = load_matrix(file)
+    try:
+        case = loaded.by_id(case_id)
+    except KeyError:
+        listed = ", ".join(c.id for c in loaded.cases) or "none"
+        raise UnknownName(f"{file} has no case {case_id!r} (its cases: {listed})") from None
+    return Identity(text, MatchedBy.NODE_ID, case, case.repo, None, loaded.path)
+
+
+def _identify_folder(text: str, folder: Path, matrix: Path | None) -> Identity:
+    """A folder, recognised as a case's snapshot folder or its assembled cache entry where it is one."""
+    resolved = folder.resolve()
+    for where in dict.fromkeys(m for m in (matrix, bundled_matrix()) if m is not None):
+        try:
+            cases = load_matrix(where).cases
+        except MatrixError:
+            continue  # a folder needs no matrix; a broken one only loses the case context
+        for case in cases:
+            if case.snapshot is None:
+                continue
+            if case.snapshot.resolve() == resolved:
+                return Identity(text, MatchedBy.SNAPSHOT_FOLDER, case, case.repo, folder, where)
+            try:
+                entry = entry_path(case.snapshot)
+            except (SnapshotError, OSError):
+                continue
+            if entry is not None and entry.name == folder.name:
+                return Identity(text, MatchedBy.ASSEMBLED_FOLDER, case, case.repo, folder, where)
+    return Identity(text, MatchedBy.FOLDER, None, None, folder, None)
+
+
+def resolve(
+    target: str | Path | Case,
+    *,
+    matrix: Path | None = None,
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+    texts: Sequence[str] = (),
+) -> Checkpoint:
+    """Turn any target into a checkpoint: folder, case context, source and notes.
+
+    ``matrix`` is where names are looked up (the bundled matrix when None; folders
+    are also looked up in the bundled one). A ``Case`` is a matrix run: its own
+    opt-in applies; for every other target only ``trust_remote_code`` does.
+    Raises NotReachable (the files cannot be had here: not checked), UnknownName or
+    NotRunnable (a name or an opt-in that cannot be used as given), SnapshotError,
+    MatrixError.
+    """
+    identity = identify(target, matrix)
+    try:
+        return _resolve(identity, revision, trust_remote_code, texts)
+    except NotReachable as error:
+        if not identity.shadowed:
+            raise
+        hints = "; ".join(
+            f"{identity.target!r} is also the id of case {other.id!r}: pass {other.source}::{other.id} for that one"
+            for other in identity.shadowed
+        )
+        raise NotReachable(f"{error}; {hints}") from None
+
+
+def _resolve(
+    identity: Identity, revision: str | None, trust_remote_code: bool, texts: Sequence[str]
+) -> Checkpoint:
+    case = identity.case
+    matrix_run = identity.by is MatchedBy.MATRIX_RUN
+    trust = case.trust_remote_code if (matrix_run and case is not None) else trust_remote_code
+    notes: list[str] = []
+    if case is not None and case.trust_remote_code and not trust:
+        notes.append(
+            f"case {case.id!r} opts in to trust_remote_code for the matrix's own runs; here its code runs "
+            "only if you opt in (--trust-remote-code, load_tokenizer(..., trust_remote_code=True))"
+        )
+    if case is not None and identity.by is MatchedBy.SERVED_NAME:
+        notes.append(f"{identity.target!r} is the served name of case {case.id!r}: resolved {case.repo}")
+    notes.extend(
+        f"{identity.target!r} is also the id of case {other.id!r} ({other.repo}); pass {other.repo} "
+        f"(or {other.source}::{other.id}) for that one"
+        for other in identity.shadowed
+    )
+    assembled: Assembled | None = None
+    source: Source
+    stand_in = False
+    if case is None:
+        if identity.folder is not None:
+            assembled, source = assemble(identity.folder), Source.FOLDER
+            folder = assembled.folder
+        else:
+            assert identity.repo is not None
+            folder, source = resolve_repo(identity.repo, revision, trust_remote_code=trust), Source.HUB
+    elif identity.by in _NAMES_THE_CASE and case.snapshot is not None:
+        assembled, source = assemble(case.snapshot), Source.SNAPSHOT
+        folder, stand_in = assembled.folder, is_stand_in(case.snapshot)
+        if identity.folder is not None and identity.folder.resolve() not in (
+            folder.resolve(),
+            case.snapshot.resolve(),
+        ):
+            notes.append(
+                f"{identity.folder} is an assembled snapshot of case {case.id!r}; judged the verified cache "
+                f"entry {folder} instead"
+            )
+        if stand_in:
+            notes.append(
+                f"the snapshot of case {case.id!r} holds stand-in tokenizer data"
+                + (f" ({case.note})" if case.note else "")
+                + ": it checks the loading path, and its ids are not the real tokenizer's"
+            )
+    else:
+        repo = identity.repo or case.repo
+        assert repo is not None  # a case without a snapshot has a repo (the matrix validates it)
+        try:
+            folder = resolve_repo(repo, revision or case.revision, trust_remote_code=trust)
+            source = Source.HUB
+        except NotReachable as error:
+            if case.snapshot is None:
+                raise
+            if is_stand_in(case.snapshot):
+                # A stand-in vocabulary checks the loading path, not a benchmark's token counts.
+                raise NotReachable(
+                    f"{error}; the offline snapshot of case {case.id!r} has stand-in tokenizer data, which "
+                    "would give other ids than the real tokenizer: fill the hub cache (hf download) and retry"
+                ) from None
+            assembled, source = assemble(case.snapshot), Source.FALLBACK
+            folder = assembled.folder
+            note = (
+                f"the hub could not be reached ({error}); used the offline snapshot of case {case.id!r} "
+                f"from {case.source}"
+            )
+            notes.append(note + (f" (its note: {case.note})" if case.note else ""))
+    if assembled is not None and assembled.rebuilt:
+        notes.append(assembled.rebuilt)
+    origin = assembled.origin if assembled is not None and assembled.origin != assembled.folder else None
+    if trust and source is not Source.HUB:
+        # Hub repos are checked when their code is fetched; a local folder's auto_map can point elsewhere too.
+        refuse_cross_repo_code(folder, str(origin or folder))
+    golden = case.golden_path if case is not None else None
+    if source is Source.HUB and case is not None and case.snapshot is not None and is_stand_in(case.snapshot):
+        golden = None
+        notes.append(
+            f"the golden ids of case {case.id!r} were recorded from its stand-in snapshot; they are not the "
+            f"ground truth of {case.repo}, so they are not used"
+        )
+    return Checkpoint(
+        target=identity.target,
+        folder=folder,
+        source=source,
+        case=case,
+        repo=identity.repo if identity.repo is not None else (case.repo if case is not None else None),
+        revision=folder.name if source is Source.HUB else None,
+        trust_remote_code=trust,
+        golden_path=golden,
+        texts=(*(case.texts if case is not None else ()), *texts),
+        origin=origin,
+        stand_in=stand_in,
+        matched_by=identity.by,
+        matrix=identity.matrix,
+        notes=tuple(notes),
+    )
+
+
+def describe(name: str, matrix: Path | None) -> tuple[int, str]:
+    """``tokcompat resolve NAME``: what a name stands for, as (exit status, text); no hub access."""
+    try:
+        identity = identify(name, matrix)
+    except (MatrixError, UnknownName) as error:
+        return 2, f"tokcompat resolve: {error}"
+    case = identity.case
+    if case is None:
+        if identity.folder is not None:
+            return 0, f"{name}: a folder that no case of the matrix names (no golden ids, no opt-in)"
+        return 0, f"{name}: a hub repo id with no matrix entry (no revision pin, no remote code opt-in)"
+    opt_in = "yes (for the matrix's own runs; elsewhere pass --trust-remote-code)"
+    lines = [
+        f"{name} -> {case.repo or '(no hub repo)'}",
+        f"  matched by {identity.by} of case {case.id!r} ({case.location})",
+        f"  revision: {case.revision or '(default branch)'}",
+        f"  trust_remote_code: {opt_in if case.trust_remote_code else 'no'}",
+        f"  offline snapshot: {case.snapshot if case.snapshot else 'none'}",
+        f"  resolves to: {_resolves_to(identity)}",
+    ]
+    if case.served_names:
+        lines.append(f"  served names: {', '.join(case.served_names)}")
+    for other in identity.shadowed:
+        lines.append(
+            f"  note: {name!r} is also the id of case {other.id!r} ({other.repo}); pass {other.repo} "
+            f"(or {other.source}::{other.id}) to use that one"
+        )
+    return 0, "\n".join(lines)
+
+
+def _resolves_to(identity: Identity) -> str:
+    case = identity.case
+    assert case is not None
+    if identity.by in _NAMES_THE_CASE and case.snapshot is not None:
+        return "the case's snapshot, as the matrix runs it"
+    if case.snapshot is not None and not is_stand_in(case.snapshot):
+        return "the hub (or its cache); the case's snapshot where the hub cannot be reached"
+    return "the hub (or its cache)"
