@@ -115,7 +115,8 @@ def test_pytest_tokcompat_on_a_matrix_of_hub_ids_passes(
         "qwen3-0.6b": "native",
         "kimi-k2-instruct": "auto_map",
     }
-    assert "tokenization_kimi.py" in cases["kimi-k2-instruct"]["remote_files_ran"]
+    ran = cases["kimi-k2-instruct"]["remote_files_ran"]
+    assert {"repo": KIMI, "revision": kimi_commit, "file": "tokenization_kimi.py"}.items() <= ran[-1].items()
     assert cases["deepseek-v3.2-exp"]["remote_files_ran"] == []
 
 
@@ -258,7 +259,10 @@ def test_remote_code_runs_only_pinned_and_only_the_files_auto_map_names(
     assert cli.main(["check", "toy/remote", "--trust-remote-code", "--revision", commit, "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["verdict"] == "auto_map"
-    assert record["remote_files_ran"] == ["configuration_toy.py", "tokenization_toy.py"]
+    assert [(f["repo"], f["revision"], f["file"]) for f in record["remote_files_ran"]] == [
+        ("toy/remote", commit, "configuration_toy.py"),
+        ("toy/remote", commit, "tokenization_toy.py"),
+    ]
     assert canary.read_text() == "remote code ran"
 
 
