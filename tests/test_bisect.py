@@ -350,9 +350,9 @@ def test_the_child_check_judges_a_case_with_its_golden_ids(tmp_path: Path, cache
     uv.write_text(REAL_CHILD_UV.format(python=sys.executable))
     uv.chmod(uv.stat().st_mode | stat.S_IXUSR)
     target = bisect.resolve_target("qwen3-0.6b", bundled_matrix())
-    assert target.argument == f"{bundled_matrix()}::qwen3-0.6b"
     judge = UvVerdict(target, tmp_path / "envs", uv=str(uv), requirement="unused")
     assert judge(Version("5.24.0")) == "native"
+    assert target.argument == f"{bundled_matrix()}::qwen3-0.6b"
     absent = UvVerdict(Target("absent", "owner/absent"), tmp_path / "envs", uv=str(uv), requirement="unused")
     with pytest.raises(
         BuildError,
