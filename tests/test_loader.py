@@ -11,10 +11,20 @@ import toys
 
 import pytest_tokcompat
 import pytest_tokcompat.matrix.aliases as aliases
-from pytest_tokcompat.api import FALLBACK, FOLDER, HUB, LoadedTokenizer, TokenizerBroken, load_tokenizer
+from pytest_tokcompat.api import (
+    FALLBACK,
+    FOLDER,
+    HUB,
+    SNAPSHOT,
+    LoadedTokenizer,
+    TokenizerBroken,
+    load_tokenizer,
+)
+from pytest_tokcompat.errors import CheckpointError, TokcompatError
 from pytest_tokcompat.judge.evaluate import NotReachable, NotRunnable
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
+from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
 from pytest_tokcompat.sources.hub import UnknownName
 
 TOY_ALIAS = aliases.Alias(
@@ -191,3 +201,37 @@ def test_without_opt_in_remote_code_never_runs(
     with pytest.raises(TokenizerBroken, match="trust_remote_code is off; opt in"):
         load_tokenizer("toy/remote", matrix=other)
     assert not canary.exists()
+
+
+def test_a_case_id_loads_the_case_as_the_matrix_runs_it_and_says_it_is_a_stand_in(cache: Path) -> None:
+    result = load_tokenizer("kimi-k2-instruct", trust_remote_code=True)
+    assert (result.verdict, result.source, result.case_id, result.stand_in) == (
+        "auto_map",
+        SNAPSHOT,
+        "kimi-k2-instruct",
+        True,
+    )
+    assert any("stand-in tokenizer data" in note for note in result.notes)
+    snapshot = load_matrix(bundled_matrix()).by_id("kimi-k2-instruct").snapshot
+    assert [(f["repo"], f["revision"], f["file"], f["folder"]) for f in result.remote_files_ran] == [
+        (None, None, "configuration_deepseek.py", str(snapshot)),
+        (None, None, "tokenization_kimi.py", str(snapshot)),
+    ]
+    assert result.record["id"] == "kimi-k2-instruct" and result.record["expected"] == "auto_map"
+    with pytest.raises(NotReachable, match="stand-in tokenizer data"):  # by its repo: never the stand-in
+        load_tokenizer("moonshotai/Kimi-K2-Instruct")
+
+
+def test_extra_probe_texts_are_checked_too(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "native")
+    plain = load_tokenizer(folder)
+    more = load_tokenizer(folder, texts=["an extra probe", "and another"])
+    assert more.judgement.texts == plain.judgement.texts + 2 and more.judgement.parity.status == "match"
+
+
+def test_an_unreadable_checkpoint_raises_a_documented_error(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "bad")
+    (folder / "config.json").write_text("[]")
+    with pytest.raises(TokcompatError, match="must hold a JSON object") as caught:
+        load_tokenizer(folder)
+    assert isinstance(caught.value, CheckpointError)
