@@ -129,7 +129,8 @@ def _releases(args: argparse.Namespace) -> int:
 
 
 def _bisect(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.ci.bisect import BisectError, run
+    from pytest_tokcompat.ci.bisect import run
+    from pytest_tokcompat.errors import BisectError
     from pytest_tokcompat.sources.snapshots import user_cache_home
 
     try:

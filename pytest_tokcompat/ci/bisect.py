@@ -29,7 +29,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from pytest_tokcompat.errors import BisectError, BuildError
+from pytest_tokcompat.errors import BisectError, BuildError, ReleaseError
 
 VerdictAt = Callable[[Version], str]
 BUILD_TIMEOUT = 1800
@@ -151,7 +151,8 @@ def resolve_target(case_or_path: str, matrix: Path, *, trust_remote_code: bool =
     path = Path(case_or_path)
     if path.is_dir():
         return Target(path.resolve().name, str(path.resolve()), None, trust_remote_code)
-    from pytest_tokcompat.matrix.loader import MatrixError, load_matrix
+    from pytest_tokcompat.errors import MatrixError
+    from pytest_tokcompat.matrix.loader import load_matrix
 
     matrix_file = Path(os.path.abspath(matrix))
     try:
@@ -271,7 +272,7 @@ def run(
     target = resolve_target(case_or_path, matrix, trust_remote_code=trust_remote_code)
     try:
         found = releases_module.discover_releases(pre=pre or bool(low and low.is_prerelease))
-    except releases_module.ReleaseError as error:
+    except ReleaseError as error:
         raise BisectError(f"cannot list the transformers releases: {error}") from None
     chosen = select_range(found, low or MIN_SUPPORTED, high)
     if low is not None and (not chosen or chosen[0] != low):

@@ -14,7 +14,14 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.errors import NotReachable, NotRunnable, TokcompatError
+from pytest_tokcompat.errors import (
+    CheckpointError,
+    MatrixError,
+    NotReachable,
+    NotRunnable,
+    SnapshotError,
+    TokcompatError,
+)
 from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, verdict_alarm
 from pytest_tokcompat.judge.ladder import (
     DEFAULT_LIMITS,
@@ -24,12 +31,11 @@ from pytest_tokcompat.judge.ladder import (
     judge,
     transformers_version,
 )
-from pytest_tokcompat.judge.static import CheckpointError, read_json_object
+from pytest_tokcompat.judge.static import read_json_object
 from pytest_tokcompat.matrix.aliases import Alias
-from pytest_tokcompat.matrix.loader import Case, MatrixError
+from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.model import CaseStatus, Verdict
 from pytest_tokcompat.sources.resolve import Checkpoint, Source, resolve
-from pytest_tokcompat.sources.snapshots import SnapshotError
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
 _JUDGED: dict[tuple[str, str], Judgement] = {}

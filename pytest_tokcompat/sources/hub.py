@@ -14,11 +14,12 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.errors import NotReachable, NotRunnable, UnknownName
-from pytest_tokcompat.matrix.loader import Case, MatrixError, bundled_matrix, load_matrix
+from pytest_tokcompat.errors import MatrixError, NotReachable, NotRunnable, UnknownName
+from pytest_tokcompat.matrix.loader import Case, bundled_matrix, load_matrix
 
 TOKENIZER_PATTERNS = [
     "config.json",
@@ -310,10 +311,8 @@ LISTING_FILE = ".tokcompat-files.json"
 
 
 def tokenizer_files(names: list[str]) -> list[str]:
-    """The names of a repo listing that tokenizer loading reads (what snapshot_download fetches)."""
-    from huggingface_hub.utils import filter_repo_objects
-
-    return sorted(filter_repo_objects(names, allow_patterns=TOKENIZER_PATTERNS))
+    """The names of a repo listing that tokenizer loading reads (what snapshot_download's allow_patterns select)."""
+    return sorted(name for name in names if any(fnmatchcase(name, pattern) for pattern in TOKENIZER_PATTERNS))
 
 
 def _read_listing(folder: Path) -> list[str] | None:

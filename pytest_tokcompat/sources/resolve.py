@@ -25,8 +25,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.errors import NotReachable, SnapshotError, UnknownName
-from pytest_tokcompat.matrix.loader import Case, MatrixError, bundled_matrix, load_matrix
+from pytest_tokcompat.errors import MatrixError, NotReachable, SnapshotError, UnknownName
+from pytest_tokcompat.matrix.loader import Case, bundled_matrix, load_matrix
 from pytest_tokcompat.sources.hub import (
     find_case,
     refuse_cross_repo_code,
