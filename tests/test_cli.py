@@ -166,3 +166,17 @@ def test_bad_input_prints_a_record_too(capsys: pytest.CaptureFixture[str]) -> No
     record = json.loads(capsys.readouterr().out)
     assert (record["status"], record["failure"]) == ("failed", "bad-input")
     assert "pass the tokenizer's repo" in record["message"]
+
+
+def test_a_case_that_cannot_be_had_keeps_its_identity_in_the_record(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "glm-5-nvfp4", "--json"]) == 3  # its served name: the hub, never its stand-in
+    record = json.loads(capsys.readouterr().out)
+    assert (record["id"], record["repo"], record["expected"], record["status"]) == (
+        "glm-5-nvfp4",
+        "lukealonso/GLM-5-NVFP4",
+        "native",
+        "not-checked",
+    )
+    assert "stand-in tokenizer data" in record["message"]

@@ -35,7 +35,7 @@ from pytest_tokcompat.judge.static import read_json_object
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.model import CaseStatus, Verdict
-from pytest_tokcompat.sources.resolve import Checkpoint, Source, resolve
+from pytest_tokcompat.sources.resolve import Checkpoint, Source, identify, resolve
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
 _JUDGED: dict[tuple[str, str], Judgement] = {}
@@ -152,17 +152,23 @@ def evaluate(
     version = transformers_version()
     expected: str | None = expect
     notes: list[str] = []
-    if isinstance(target, Case) and expected is None:
-        try:
-            expected = target.expected_for(version)
-        except ValueError as error:
-            return Evaluation(subject, FAILED, str(error), failure=Failure.BAD_INPUT, case=target)
     try:
-        checkpoint = resolve(
-            target, matrix=matrix, revision=revision, trust_remote_code=trust_remote_code, texts=texts
-        )
+        identity = identify(target, matrix)
+    except (NotRunnable, MatrixError) as error:
+        return Evaluation(subject, FAILED, str(error), expected, failure=Failure.BAD_INPUT, error=error)
+    known = identity.case
+    subject = known.id if known is not None else subject
+    if known is not None and expected is None:
+        try:
+            expected = known.expected_for(version)
+        except ValueError as error:
+            if isinstance(target, Case):  # a matrix run without an expectation fails before anything loads
+                return Evaluation(subject, FAILED, str(error), failure=Failure.BAD_INPUT, case=known)
+            notes.append(str(error))
+    try:
+        checkpoint = resolve(identity, revision=revision, trust_remote_code=trust_remote_code, texts=texts)
     except NotReachable as error:
-        return Evaluation(subject, NOT_CHECKED, str(error), expected, error=error, case=_case_of(target))
+        return Evaluation(subject, NOT_CHECKED, str(error), expected, error=error, notes=notes, case=known)
     except (NotRunnable, SnapshotError, MatrixError, CheckpointError) as error:
         return Evaluation(
             subject,
@@ -171,15 +177,10 @@ def evaluate(
             expected,
             failure=Failure.BAD_INPUT,
             error=error,
-            case=_case_of(target),
+            notes=notes,
+            case=known,
         )
     case = checkpoint.case
-    subject = checkpoint.subject
-    if expected is None and case is not None:
-        try:
-            expected = case.expected_for(version)
-        except ValueError as error:
-            notes.append(str(error))
     try:
         judgement = _judge(
             checkpoint, registry=registry, record=record, keep_tokenizer=keep_tokenizer, limits=limits
@@ -234,10 +235,6 @@ def evaluate(
     else:
         outcome.message = f"{judgement.verdict}: {judgement.parity.describe()}"
     return outcome
-
-
-def _case_of(target: str | Path | Case) -> Case | None:
-    return target if isinstance(target, Case) else None
 
 
 def _unreadable_text(text: str, checkpoint: Checkpoint) -> str:

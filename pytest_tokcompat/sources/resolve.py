@@ -195,7 +195,7 @@ def _identify_folder(text: str, folder: Path, matrix: Path | None) -> Identity:
 
 
 def resolve(
-    target: str | Path | Case,
+    target: str | Path | Case | Identity,
     *,
     matrix: Path | None = None,
     revision: str | None = None,
@@ -205,13 +205,14 @@ def resolve(
     """Turn any target into a checkpoint: folder, case context, source and notes.
 
     ``matrix`` is where names are looked up (the bundled matrix when None; folders
-    are also looked up in the bundled one). A ``Case`` is a matrix run: its own
-    opt-in applies; for every other target only ``trust_remote_code`` does.
+    are also looked up in the bundled one); an :class:`Identity` from :func:`identify`
+    is resolved as it is. A ``Case`` is a matrix run: its own opt-in applies; for
+    every other target only ``trust_remote_code`` does.
     Raises NotReachable (the files cannot be had here: not checked), UnknownName or
     NotRunnable (a name or an opt-in that cannot be used as given), SnapshotError,
     MatrixError.
     """
-    identity = identify(target, matrix)
+    identity = target if isinstance(target, Identity) else identify(target, matrix)
     try:
         return _resolve(identity, revision, trust_remote_code, texts)
     except NotReachable as error:
@@ -283,7 +284,8 @@ def _resolve(
                 # A stand-in vocabulary checks the loading path, not a benchmark's token counts.
                 raise NotReachable(
                     f"{error}; the offline snapshot of case {case.id!r} has stand-in tokenizer data, which "
-                    "would give other ids than the real tokenizer: fill the hub cache (hf download) and retry"
+                    "would give other ids than the real tokenizer: fill the hub cache (hf download) and retry "
+                    f"(to judge the case's stand-in snapshot itself, pass {case.source}::{case.id})"
                 ) from None
             assembled, source = assemble(case.snapshot), Source.FALLBACK
             folder = assembled.folder
