@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 import toys
+from reportdata import read_valid_report
 
+from pytest_tokcompat.contract import SCHEMA_VERSION
 from pytest_tokcompat.judge.probes import probe_texts
 
 pytest_plugins = ["pytester"]
@@ -27,7 +29,7 @@ def run(pytester: pytest.Pytester, matrix: Path, *extra: str) -> pytest.RunResul
 
 
 def report_of(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+    return read_valid_report(pytester.path / name)
 
 
 @pytest.fixture
@@ -82,7 +84,7 @@ def test_report_is_written_once_and_complete(
 ) -> None:
     run(pytester, ladder_matrix, "--tokcompat-report=report.json", *xdist)
     report = report_of(pytester)
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == SCHEMA_VERSION
     assert set(report["versions"]) >= {"transformers", "tokenizers", "huggingface_hub", "python"}
     cases = {c["id"]: c for c in report["cases"]}
     assert len(cases) == 7

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -126,3 +128,115 @@ def test_the_merged_grid_is_not_written_among_the_per_release_reports() -> None:
     text = (Path(__file__).resolve().parents[1] / ".github/workflows/nightly.yml").read_text()
     assert "--output reports/" not in text
     assert "tokcompat issue-text reports/*.json" in text
+
+
+# --- the issues job, end to end with a stand-in `gh` ------------------------------------------
+
+FAKE_GH = """#!/usr/bin/env bash
+# A stand-in gh: records every call; `gh issue list` prints the open issues of the test.
+echo "$*" >> "$GH_CALLS"
+if [ "$1 $2" = "issue list" ]; then cat "$GH_OPEN"; fi
+"""
+OPEN = [
+    {"number": 7, "title": "tokcompat: d verdict differs from the matrix"},
+    {"number": 8, "title": "something else"},
+]
+
+
+def _condition_holds(condition: str, outputs: dict[str, str]) -> bool:
+    """The issues job's step conditions: `needs.grid.outputs.X == 'true'` joined by &&, nothing else."""
+    inner = condition.strip().removeprefix("${{").removesuffix("}}")
+    holds = True
+    for part in inner.split("&&"):
+        name, _, value = part.strip().partition(" == ")
+        assert name.startswith("needs.grid.outputs.") and value == "'true'", f"extend this test for: {part}"
+        holds = holds and outputs[name.removeprefix("needs.grid.outputs.")] == "true"
+    return holds
+
+
+def run_issues_job(tmp_path: Path, reports: dict[str, dict[str, Any]]) -> list[str]:
+    """Run the issues job's shell steps as GitHub runs them (bash -eo pipefail), the grid job's
+    outputs all 'true' (it saw every env finish): what the job's own check of the grid decides."""
+    from reportdata import write
+
+    work = tmp_path / "job"
+    (work / "reports").mkdir(parents=True)
+    for name, document in reports.items():
+        write(work / "reports", name, document)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(FAKE_GH)
+    (bin_dir / "gh").chmod(0o755)
+    (tmp_path / "open.json").write_text(json.dumps(OPEN))
+    calls = tmp_path / "calls"
+    calls.touch()
+    env = {
+        "PATH": os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ["PATH"]]),
+        "GH_CALLS": str(calls),
+        "GH_OPEN": str(tmp_path / "open.json"),
+        "GH_TOKEN": "not-a-token",
+        "GH_REPO": "owner/repo",
+        "GITHUB_RUN_ID": "42",
+        "HOME": str(tmp_path),
+    }
+    outputs = {"complete": "true", "grid_complete": "true", "merged": "true"}
+    for step in load("nightly.yml")["jobs"]["issues"]["steps"]:
+        if "run" not in step or ("if" in step and not _condition_holds(step["if"], outputs)):
+            continue
+        if "pip install" in step["run"]:
+            continue  # the wheel's install: this test runs the tokcompat installed here
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, f"step {step.get('name')!r} failed:\n{done.stdout}{done.stderr}"
+    return calls.read_text().splitlines()
+
+
+def test_the_issues_job_updates_opens_and_closes_on_a_complete_grid(tmp_path: Path) -> None:
+    from reportdata import alarm, case, report
+
+    version = "5.24.0"
+    alarming = report(
+        version, [case("d", version, "broken", "native")], [alarm("obsolete-alias", "deepseek_v32", version)]
+    )
+    calls = run_issues_job(tmp_path / "alarms", {"r.json": alarming})
+    assert calls[0].startswith("issue list")
+    assert "issue edit 7 --body-file body.md" in calls
+    assert "issue create --title tokcompat: deepseek_v32 alias obsolete --body-file body.md" in calls
+    assert not [call for call in calls if call.startswith("issue close")]
+    clean = report(version, [case("d", version, "native")])
+    calls = run_issues_job(tmp_path / "clean", {"r.json": clean})
+    assert [call for call in calls if call.startswith("issue close")] == [
+        "issue close 7 --comment The nightly grid no longer raises this alarm (run 42); closing."
+    ]
+
+
+@pytest.mark.parametrize("kind", ["interrupted", "partial", "not-checked", "missing"])
+def test_the_issues_job_never_closes_an_issue_on_an_incomplete_grid(tmp_path: Path, kind: str) -> None:
+    from reportdata import case, not_checked, report
+
+    version = "5.24.0"
+    records = {
+        "interrupted": [case("c", version, "native"), not_checked("d")],
+        "partial": [case("c", version, "native"), case("d", version, "native")],
+        "not-checked": [case("c", version, "native"), not_checked("d", "hub offline")],
+        "missing": [case("c", version, "native")],
+    }[kind]
+    reports = {
+        "a.json": report("5.11.0", [case("c", "5.11.0", "native"), case("d", "5.11.0", "native")]),
+        "b.json": report(
+            version,
+            records,
+            complete=kind != "interrupted",
+            exit_status=2 if kind == "interrupted" else 0,
+            selection={"partial": True, "reason": "-k c"} if kind == "partial" else None,
+        ),
+    }
+    calls = run_issues_job(tmp_path, reports)
+    assert calls == ["issue list --state open --limit 1000 --json number,title"], "no issue is closed"

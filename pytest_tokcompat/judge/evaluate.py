@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat.contract import case_record
 from pytest_tokcompat.errors import NotReachable, NotRunnable
 from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, verdict_alarm
 from pytest_tokcompat.judge.ladder import (
@@ -47,20 +48,17 @@ class CaseOutcome:
         return self.judgement.verdict if self.judgement else self.extra.get("verdict")
 
     def to_json(self) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "kind": "case",
-            "id": self.case_id,
-            "status": self.status,
-            "message": self.message,
-            "expected": self.expected,
-            "verdict": self.verdict,
-            "alarms": [a.to_json() for a in self.alarms],
-            **self.extra,
-        }
-        if self.judgement is not None:
-            record.update(self.judgement.to_json())
-            record["verdict_matches_static"] = self.judgement.static.predicted == self.judgement.verdict
-        return record
+        details = {key: value for key, value in self.extra.items() if key != "verdict"}
+        return case_record(
+            self.case_id,
+            self.status,
+            self.message,
+            expected=self.expected,
+            verdict=self.verdict,
+            alarms=[a.to_json() for a in self.alarms],
+            judgement=self.judgement.to_json() if self.judgement is not None else None,
+            details=details,
+        )
 
 
 def resolve_folder(case: Case) -> Path:

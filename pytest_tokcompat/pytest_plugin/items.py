@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from pytest_tokcompat.contract import alias_record
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
 from pytest_tokcompat.judge.ladder import DEFAULT_LOAD_TIMEOUT, DEFAULT_MAX_FILE_MB, Limits
 from pytest_tokcompat.matrix.aliases import REGISTRY, Alias
@@ -85,16 +86,15 @@ class AliasItem(_TokcompatItem):
         assert isinstance(self.parent, MatrixFile)
         outcome = run_alias(self.alias, self.parent.matrix.cases, limits=limits_from(self.config))
         self._record(
-            {
-                "kind": "alias",
-                "id": f"alias:{self.alias.model_type}",
-                "status": outcome.status,
-                "verdict": outcome.state,
-                "message": outcome.message,
-                "alias": self.alias.to_json(),
-                "cases": outcome.case_ids,
-                "alarms": [a.to_json() for a in outcome.alarms],
-            }
+            alias_record(
+                self.alias.model_type,
+                outcome.status,
+                outcome.state,
+                outcome.message,
+                alias=self.alias.to_json(),
+                cases=outcome.case_ids,
+                alarms=[a.to_json() for a in outcome.alarms],
+            )
         )
         if outcome.status == NOT_CHECKED:
             pytest.skip(f"not checked: {outcome.message}")
