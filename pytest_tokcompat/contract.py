@@ -437,11 +437,13 @@ def _folder_lock(folder: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _moment(value: Any) -> datetime | None:
+def parse_timestamp(value: Any) -> datetime | None:
+    """A report's ``started_at``/``finished_at`` as an aware datetime, or None when absent or unreadable."""
     try:
-        return datetime.fromisoformat(value) if isinstance(value, str) else None
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
     except ValueError:
         return None
+    return moment if moment is None or moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def _read_existing(path: Path) -> dict[str, Any] | None:
@@ -466,7 +468,7 @@ def superseded(existing: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         return True
     if existing.get("matrix") != new.get("matrix"):
         return False
-    finished, started = _moment(existing.get("finished_at")), _moment(new.get("started_at"))
+    finished, started = parse_timestamp(existing.get("finished_at")), parse_timestamp(new.get("started_at"))
     if finished is None or started is None or finished >= started:
         return False
     return is_full_run(new) or not is_full_run(existing)

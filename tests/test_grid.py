@@ -90,6 +90,29 @@ def test_two_complete_reports_for_one_release_merge_into_one_column(tmp_path: Pa
     assert any("c is native in" in note and "but alias in" in note for note in grid.notes)
 
 
+def test_the_newest_complete_report_wins_by_time_not_by_spelling(tmp_path: Path) -> None:
+    # 04:00+01:00 is 03:00 UTC: older than 03:05 UTC although it sorts later as text
+    older = report(
+        "5.11.0", [case("c", "5.11.0", "alias", "native")], finished_at="2026-11-29T04:00:00+01:00"
+    )
+    newer = report("5.11.0", [case("c", "5.11.0", "native")], finished_at="2026-11-29T03:05:00+00:00")
+    partial = report(
+        "5.11.0",
+        [case("c", "5.11.0", "broken", "native")],
+        selection={"partial": True, "reason": "-k c"},
+        finished_at="2026-11-29T09:00:00+00:00",
+    )
+    paths = [
+        write(tmp_path, f"{name}.json", doc) for name, doc in (("o", older), ("n", newer), ("p", partial))
+    ]
+    grid = merge(load_reports(paths))
+    assert grid.rows["c"]["5.11.0"].verdict == "native", "a newer partial run never outranks a complete one"
+    assert grid.incomplete == [
+        f"{paths[2]}: the run selected part of the matrix (-k c): run the whole matrix"
+    ]
+    assert f"c is native in {paths[1]} but broken in {paths[2]}" in "\n".join(grid.notes)
+
+
 def test_equal_versions_spelled_differently_are_one_release(tmp_path: Path) -> None:
     first = write(tmp_path, "a.json", report("5.0", [case("c", "5.0", "native")]))
     second = write(tmp_path, "b.json", report("5.0.0", [case("c", "5.0.0", "native")]))
@@ -404,7 +427,8 @@ def test_an_interrupted_run_makes_the_grid_incomplete(
     interrupted = write(tmp_path, "b.json", _interrupted("5.1.0"))
     grid = merge(load_reports([clean, interrupted]))
     assert grid.incomplete == [
-        f"{interrupted}: the run did not finish (pytest exit status 2): run that release again",
+        f"{interrupted}: not every case ran (pytest exit status 2: interrupted, a worker died, or part of "
+        "the matrix was selected): run the whole matrix under that release again",
         "transformers 5.1.0: not checked: b (did not run in this session (pytest exit status 2))",
     ]
     assert grid.alarms == [] and grid.exit_status() == 3

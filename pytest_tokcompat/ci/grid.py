@@ -14,12 +14,13 @@ import html
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from pytest_tokcompat.contract import ALIAS, SCHEMA_VERSION, is_full_run, read_report
+from pytest_tokcompat.contract import ALIAS, SCHEMA_VERSION, is_full_run, parse_timestamp, read_report
 from pytest_tokcompat.errors import ReportError as GridError
 from pytest_tokcompat.model import AttemptStatus, CaseStatus
 
@@ -163,24 +164,27 @@ def _named(items: list[str]) -> str:
     return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")
 
 
-def _rank(report: Report) -> tuple[bool, str, str]:
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def _rank(report: Report) -> tuple[bool, datetime, str]:
     """Complete runs first, then the newest, then the file name (so the choice never depends on order)."""
     path, document = report
-    return is_full_run(document), str(document.get("finished_at") or ""), str(path)
+    return is_full_run(document), parse_timestamp(document.get("finished_at")) or _NEVER, str(path)
 
 
-def _run_problems(path: Path, document: Mapping[str, Any]) -> list[str]:
-    problems = []
-    if document["complete"] is not True:
-        problems.append(
-            f"{path}: the run did not finish (pytest exit status {document['exit_status']}): "
-            "run that release again"
-        )
+def _run_problem(path: Path, document: Mapping[str, Any]) -> str | None:
+    """Why one report cannot stand for its whole release: a partial selection, or cases that never ran."""
     selection = document.get("selection")
     if isinstance(selection, Mapping) and selection.get("partial") is True:
         why = selection.get("reason") or "part of the matrix"
-        problems.append(f"{path}: the run selected part of the matrix ({why}): run the whole matrix")
-    return problems
+        return f"{path}: the run selected part of the matrix ({why}): run the whole matrix"
+    if document["complete"] is not True:
+        return (
+            f"{path}: not every case ran (pytest exit status {document['exit_status']}: interrupted, a worker "
+            "died, or part of the matrix was selected): run the whole matrix under that release again"
+        )
+    return None
 
 
 def _release_alarms(group: list[Report], chosen: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -206,20 +210,20 @@ def merge(reports: list[Report]) -> Grid:
         sources[release] = [str(path) for path, _ in group]
         chosen: dict[str, dict[str, Any]] = {}
         for path, document in group:
-            incomplete += _run_problems(path, document)
+            problem = _run_problem(path, document)
+            incomplete += [problem] if problem else []
             for record in document["cases"]:
                 if record["id"] not in chosen:
                     chosen[record["id"]] = record
                     rows.setdefault(record["id"], {})[release] = _cell(record, path)
-                elif (
-                    is_full_run(document)
-                    and _cell(record, path).verdict != rows[record["id"]][release].verdict
-                ):
-                    shown = rows[record["id"]][release]
-                    notes.append(
-                        f"transformers {release}: {record['id']} is {shown.verdict} in {shown.source} but "
-                        f"{_cell(record, path).verdict} in {path}; the grid shows the newer complete run"
-                    )
+                else:
+                    shown, other = rows[record["id"]][release], _cell(record, path)
+                    if other.checked and other.verdict != shown.verdict:
+                        notes.append(
+                            f"transformers {release}: {record['id']} is {shown.verdict} in {shown.source} but "
+                            f"{other.verdict} in {path}; the grid shows the former (complete runs first, "
+                            "then the newest)"
+                        )
         if len(group) > 1:
             notes.append(
                 f"transformers {release}: {len(group)} reports ({', '.join(sources[release])}); "
