@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -302,3 +304,25 @@ def test_concurrent_writers_never_lose_a_finished_run(tmp_path: Path) -> None:
     messages = sorted(read(folder / name)["cases"][0]["message"] for name in written)
     assert messages == [f"writer {number}" for number in range(6)]
     assert not [p for p in folder.iterdir() if p.name.startswith(".transformers")], "no temporary left"
+
+
+def test_the_lock_makes_a_second_writer_wait_instead_of_racing_past(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow write (a busy disk): the other writer must see its report, not decide before it lands."""
+    target = tmp_path / "transformers-5.24.0.json"
+    write = contract._atomic_write
+
+    def slow_write(path: Path, document: Any) -> None:
+        time.sleep(0.5)
+        write(path, document)
+
+    monkeypatch.setattr(contract, "_atomic_write", slow_write)
+    documents = [full(started_at=EARLY, finished_at=LATE), full(started_at=MIDDLE, finished_at=LATER)]
+    threads = [threading.Thread(target=contract.write_report, args=(target, d)) for d in documents]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert names(tmp_path) == ["transformers-5.24.0.json", "transformers-5.24.0.run-2.json"]
+    assert sorted(read(path)["finished_at"] for path in tmp_path.glob("*.json")) == [LATE, LATER]
