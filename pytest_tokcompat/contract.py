@@ -15,7 +15,7 @@ import os
 import platform
 import re
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -207,21 +207,24 @@ _JSON_TYPES = {
 }
 
 
+_TYPE_NAMES: dict[type, str] = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
+    found = _TYPE_NAMES.get(type(value))
+    if found is not None:
+        return found
+    for kind, name in reversed(_TYPE_NAMES.items()):  # subclasses (a str enum): bool before int
+        if isinstance(value, kind):
+            return name
     return type(value).__name__
 
 
@@ -237,10 +240,19 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _step(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", key) else f"{path}[{json.dumps(key)}]"
+Where = tuple[str | int, ...]
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def _where(path: Where) -> str:
+    """``$.cases[3].attempts``: built only for a message, so that valid reports are read fast."""
+    text = "$"
+    for key in path:
+        if isinstance(key, int):
+            text += f"[{key}]"
+        else:
+            text += f".{key}" if _NAME.fullmatch(key) else f"[{json.dumps(key)}]"
+    return text
 
 
 class _SchemaSubset:
@@ -258,6 +270,79 @@ class _SchemaSubset:
 
     def __init__(self, root: Mapping[str, Any]) -> None:
         self.root = root
+        self._compiled: dict[int, tuple[Mapping[str, Any], Callable[[Any], bool]]] = {}
+
+    def valid(self, value: Any, schema: Mapping[str, Any]) -> bool:
+        """Whether ``value`` fits ``schema``: the fast path (compiled once), messages only on failure."""
+        return self.compile(schema)(value)
+
+    def compile(self, schema: Mapping[str, Any]) -> Callable[[Any], bool]:
+        entry = self._compiled.get(id(schema))
+        if entry is None or entry[0] is not schema:  # the node is kept alive, so its id is never reused
+            entry = self._compiled[id(schema)] = (schema, self._build(schema))
+        return entry[1]
+
+    def _build(self, schema: Mapping[str, Any]) -> Callable[[Any], bool]:
+        tests: list[Callable[[Any], bool]] = []
+        if "type" in schema:
+            kinds = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
+            tests.append(lambda v: any(_has_type(v, kind) for kind in kinds))
+        if "$ref" in schema:
+            target = self._target(schema["$ref"])
+            tests.append(lambda v: self.compile(target)(v))
+        if "const" in schema:
+            const = schema["const"]
+            tests.append(lambda v: v == const and type(v) is type(const))
+        if "enum" in schema:
+            allowed = [(type(v), v) for v in schema["enum"]]
+            tests.append(lambda v: (type(v), v) in allowed)
+        if "not" in schema:
+            negated = schema["not"]
+            tests.append(lambda v: not self.compile(negated)(v))
+        if "anyOf" in schema:
+            branches = schema["anyOf"]
+            tests.append(lambda v: any(self.compile(branch)(v) for branch in branches))
+        if "minLength" in schema or "pattern" in schema:
+            least = schema.get("minLength", 0)
+            pattern = re.compile(schema["pattern"]) if "pattern" in schema else None
+            tests.append(
+                lambda v: (
+                    not isinstance(v, str)
+                    or (len(v) >= least and (pattern is None or pattern.search(v) is not None))
+                )
+            )
+        if "minimum" in schema:
+            low = schema["minimum"]
+            tests.append(lambda v: _json_type(v) not in ("integer", "number") or v >= low)
+        if {"required", "properties", "additionalProperties"} & set(schema):
+            tests.append(self._build_object(schema))
+        if "items" in schema:
+            item = schema["items"]
+            tests.append(lambda v: not isinstance(v, list) or all(self.compile(item)(x) for x in v))
+        if "if" in schema:
+            condition, then, otherwise = schema["if"], schema.get("then", {}), schema.get("else", {})
+            tests.append(lambda v: self.compile(then if self.compile(condition)(v) else otherwise)(v))
+        return lambda v: all(test(v) for test in tests)
+
+    def _build_object(self, schema: Mapping[str, Any]) -> Callable[[Any], bool]:
+        required = list(schema.get("required", []))
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+
+        def test(value: Any) -> bool:
+            if not isinstance(value, dict):
+                return True
+            if any(key not in value for key in required):
+                return False
+            for key, item in value.items():
+                if key in properties:
+                    if not self.compile(properties[key])(item):
+                        return False
+                elif extra is False or (isinstance(extra, Mapping) and not self.compile(extra)(item)):
+                    return False
+            return True
+
+        return test
 
     def resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         while "$ref" in schema and set(schema) <= {"$ref", "description"}:
@@ -295,40 +380,40 @@ class _SchemaSubset:
             return True
         return any(_has_type(value, k) for k in ([kinds] if isinstance(kinds, str) else kinds))
 
-    def errors(self, value: Any, schema: Mapping[str, Any], path: str) -> Iterator[str]:
+    def errors(self, value: Any, schema: Mapping[str, Any], path: Where) -> Iterator[str]:
         if "$ref" in schema:
             yield from self.errors(value, self._target(schema["$ref"]), path)
         if "type" in schema:
             kinds = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
             if not any(_has_type(value, kind) for kind in kinds):
-                yield f"{path}: expected {self.describe({'type': kinds})}, got {_short(value)}"
+                yield f"{_where(path)}: expected {self.describe({'type': kinds})}, got {_short(value)}"
                 return
         if "const" in schema and value != schema["const"]:
-            yield f"{path}: expected {json.dumps(schema['const'])}, got {_short(value)}"
+            yield f"{_where(path)}: expected {json.dumps(schema['const'])}, got {_short(value)}"
         if "enum" in schema and not any(value == v and type(value) is type(v) for v in schema["enum"]):
-            yield f"{path}: {_short(value)} is not {self.describe({'enum': schema['enum']})}"
+            yield f"{_where(path)}: {_short(value)} is not {self.describe({'enum': schema['enum']})}"
         if "not" in schema and not any(self.errors(value, schema["not"], path)):
-            yield f"{path}: {_short(value)} is not allowed ({schema.get('description', 'see the schema')})"
+            yield f"{_where(path)}: {_short(value)} is not allowed ({schema.get('description', 'see the schema')})"
         if "anyOf" in schema:
             yield from self._any_of(value, schema, path)
         if isinstance(value, str):
             if len(value) < schema.get("minLength", 0):
-                yield f"{path}: {_short(value)} is shorter than {schema['minLength']} character(s)"
+                yield f"{_where(path)}: {_short(value)} is shorter than {schema['minLength']} character(s)"
             if "pattern" in schema and not re.search(schema["pattern"], value):
-                yield f"{path}: {_short(value)} does not match {schema['pattern']}"
+                yield f"{_where(path)}: {_short(value)} does not match {schema['pattern']}"
         if _json_type(value) in ("integer", "number") and value < schema.get("minimum", value):
-            yield f"{path}: {_short(value)} is less than {schema['minimum']}"
+            yield f"{_where(path)}: {_short(value)} is less than {schema['minimum']}"
         if isinstance(value, dict):
             yield from self._object(value, schema, path)
         if isinstance(value, list) and "items" in schema:
             for index, item in enumerate(value):
-                yield from self.errors(item, schema["items"], _step(path, index))
+                yield from self.errors(item, schema["items"], (*path, index))
         if "if" in schema:
             branch = "then" if not any(self.errors(value, schema["if"], path)) else "else"
             if branch in schema:
                 yield from self.errors(value, schema[branch], path)
 
-    def _any_of(self, value: Any, schema: Mapping[str, Any], path: str) -> Iterator[str]:
+    def _any_of(self, value: Any, schema: Mapping[str, Any], path: Where) -> Iterator[str]:
         branches = schema["anyOf"]
         if any(not any(self.errors(value, branch, path)) for branch in branches):
             return
@@ -336,30 +421,38 @@ class _SchemaSubset:
         if len(fitting) == 1:  # the one branch of the value's type says best what is wrong
             yield from self.errors(value, fitting[0], path)
         else:
-            yield f"{path}: expected {self.describe(schema)}, got {_short(value)}"
+            yield f"{_where(path)}: expected {self.describe(schema)}, got {_short(value)}"
 
-    def _object(self, value: dict[str, Any], schema: Mapping[str, Any], path: str) -> Iterator[str]:
+    def _object(self, value: dict[str, Any], schema: Mapping[str, Any], path: Where) -> Iterator[str]:
         for key in schema.get("required", []):
             if key not in value:
-                yield f"{path}: {json.dumps(key)} is missing"
+                yield f"{_where(path)}: {json.dumps(key)} is missing"
         properties = schema.get("properties", {})
         extra = schema.get("additionalProperties", True)
         for key, item in value.items():
             if key in properties:
-                yield from self.errors(item, properties[key], _step(path, key))
+                yield from self.errors(item, properties[key], (*path, key))
             elif extra is False:
-                yield f"{path}: unknown key {json.dumps(key)}"
+                yield f"{_where(path)}: unknown key {json.dumps(key)}"
             elif isinstance(extra, Mapping):
-                yield from self.errors(item, extra, _step(path, key))
+                yield from self.errors(item, extra, (*path, key))
 
 
 def schema_problems(document: Any) -> list[str]:
     """Every way ``document`` breaks report.schema.json, each as ``$.json.path: what``."""
     schema = _schema()
+    reader = _reader()
     try:
-        return list(_SchemaSubset(schema).errors(document, schema, "$"))
+        if reader.valid(document, schema):
+            return []
+        return list(reader.errors(document, schema, ())) or ["$: does not fit report.schema.json"]
     except RecursionError:
         return ["$: nested too deeply to be a report"]
+
+
+@lru_cache(maxsize=1)
+def _reader() -> _SchemaSubset:
+    return _SchemaSubset(_schema())
 
 
 def validate_report(document: Any, source: str | os.PathLike[str] = "report") -> dict[str, Any]:

@@ -174,6 +174,9 @@ def test_the_built_in_reader_agrees_with_jsonschema() -> None:
         ours = contract.schema_problems(document)
         theirs = report_schema_errors(document)
         assert bool(ours) == bool(theirs), (document, ours, theirs)
+        reader, schema = contract._reader(), contract.load_report_schema()
+        messages = list(reader.errors(document, schema, ()))
+        assert reader.valid(document, schema) is not bool(messages), "the fast path and the messages agree"
         valid += not ours
     assert 10 < valid < len(variants) - 100, "the variants test both sides"
 
