@@ -364,6 +364,7 @@ class _Server:
         child.close()
         self.owner = os.getpid()
         self.ready: dict[str, Any] | None = None
+        self.pending = False
 
     def wait_ready(self) -> dict[str, Any]:
         if self.ready is None:
@@ -470,6 +471,9 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
     pid: int | None = None
     status: int | None = None
     try:
+        if server.pending:  # the exit status of the previous child, which had already reported
+            _recv_json(server.sock)
+            server.pending = False
         try:
             socket.send_fds(server.sock, [_HEADER.pack(len(payload))], theirs)
             server.sock.sendall(payload)
@@ -481,7 +485,9 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
     except (OSError, EOFError, ValueError, KeyError) as error:
         run.messages.append({"kind": "error", "detail": f"the judge's fork server failed: {error}"})
     finally:
-        if status is None:
+        if status is None and run.finished:
+            server.pending = True  # its exit status is read before the next job, off the critical path
+        elif status is None:
             server.close()  # out of step with this parent (interrupted, or broken): replaced next time
         for descriptor in ours:
             os.close(descriptor)
@@ -494,8 +500,9 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
 
 def _watch(
     server: _Server, pid: int, res_r: int, out_r: int, err_r: int, timeout: float | None, run: ChildRun
-) -> int:
-    """Read the child's messages and output until the server reports its exit; kill it at the deadline."""
+) -> int | None:
+    """Read the child's messages and output until it reports its end or the server reports its exit;
+    kill it at the deadline. None: it reported its end, and its exit status is still to come."""
     reader, tails = _FrameReader(), {out_r: _Tail(), err_r: _Tail()}
     selector = selectors.DefaultSelector()
     for descriptor in (res_r, out_r, err_r):
@@ -507,7 +514,7 @@ def _watch(
     killed = False
     status: int | None = None
     try:
-        while status is None:
+        while status is None and not run.finished:
             now = time.monotonic()
             if terminated_at is None and deadline is not None and now >= deadline:
                 run.timed_out = True

@@ -297,3 +297,50 @@ def golden_diff(old: dict[str, list[int]], new: dict[str, list[int]]) -> list[st
             lines.append(f"  changed {text!r}:\n    was {old[text]}\n    now {new[text]}")
     lines.extend(f"  removed {text!r}: {old[text]}" for text in old if text not in new)
     return lines
+
+
+def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> tuple[int, str]:
+    """``tokcompat golden [--replace] CASE``: the diff between a case's golden ids and what the
+    independent implementation gives now; with ``replace``, write those. (exit status, text)."""
+    from pytest_tokcompat.errors import TokcompatError
+    from pytest_tokcompat.judge.evaluate import resolve_folder
+    from pytest_tokcompat.judge.parity import read_golden
+    from pytest_tokcompat.judge.probes import probe_texts
+    from pytest_tokcompat.judge.static import special_tokens
+    from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+
+    path = matrix_path or bundled_matrix()
+    try:
+        matrix = load_matrix(path)
+        case = next((c for c in matrix.cases if c.id == case_id), None)
+        if case is None:
+            known = ", ".join(c.id for c in matrix.cases)
+            return 2, f"no case {case_id!r} in {path} (cases: {known}); pass --matrix FILE for another matrix"
+        folder = resolve_folder(case)
+        golden_path = case.golden_path
+        assert golden_path is not None
+        if (folder / "tokenizer.json").is_file():
+            return (
+                2,
+                f"case {case_id!r} has a tokenizer.json, read live as its ground truth: it needs no golden ids",
+            )
+        texts = probe_texts(case.texts, special_tokens(folder, None))
+        found = independent_ids(folder, texts)
+        old = read_golden(golden_path)[0] if golden_path.is_file() else {}
+    except TokcompatError as error:
+        return 2, str(error)
+    if isinstance(found, str):
+        return 2, f"case {case_id!r}: {found}"
+    lines = golden_diff(old, found.ids)
+    header = f"golden ids of case {case_id!r} ({golden_path}) against {found.describe()}:"
+    if not lines:
+        return 0, f"{header}\n  no difference"
+    body = "\n".join([header, *lines])
+    if not replace:
+        return 1, f"{body}\n{len(lines)} differ; `tokcompat golden --replace {case_id}` writes them"
+    refusal = write_refusal(golden_path)
+    if refusal is not None:
+        return 2, refusal
+    source = f"recorded with {found.describe()} (tokcompat golden --replace)"
+    write_golden(golden_path, case_id, found.ids, found.decoded, source, found.implementation)
+    return 0, f"{body}\nwritten to {golden_path}: review and commit it"

@@ -590,6 +590,10 @@ def _verdict(attempts: list[Attempt], found: _Found, refusal: str | None) -> tup
     undecided = [a for a in before if a.undecided]
     if found.truth_error is not None:
         return UNCHECKED, Parity(NOT_CHECKED, reason=found.truth_error)
+    missing = found.truth is None or bool(found.truth.missing)
+    not_recorded = refusal or (found.truth.missing_reason if found.truth is not None else None)
+    if not_recorded and missing:  # asked to record, and could not: nothing to check against
+        return UNCHECKED, Parity(NOT_CHECKED, reason=not_recorded)
     if undecided:
         first = undecided[0]
         reason = f"the {first.remedy} attempt could not be judged: {first.detail}"
