@@ -244,3 +244,39 @@ def panic_toy(folder: Path) -> Path:
     # transformers then uses tokenizer.json as it is (GPT2Tokenizer would rebuild its own pre-tokenizer)
     (folder / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "PreTrainedTokenizerFast"}))
     return folder
+
+
+TRANSFORMERS_TIKTOKEN_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+"""The split pattern transformers applies to a tiktoken file it converts; the toy's pat_str names the same."""
+
+
+def tiktoken_toy(folder: Path) -> Path:
+    """No tokenizer.json: a tiktoken-format tokenizer.model (the toy BPE's ranks) with its pat_str in
+    tokenizer_config.json, so tiktoken (independent of transformers) can record its golden ids."""
+    import base64
+
+    from pytest_tokcompat.sources.tiktoken_bpe import bytes_to_unicode
+
+    byte_of = {char: byte for byte, char in bytes_to_unicode().items()}
+    ranks = [bytes([byte]) for byte in range(256)]
+    for merge in tokenizer_document()["model"]["merges"]:
+        left, right = merge if isinstance(merge, list) else merge.split(" ")
+        token = bytes(byte_of[c] for c in left + right)
+        if token not in ranks:
+            ranks.append(token)
+    lines = "".join(f"{base64.b64encode(token).decode()} {rank}\n" for rank, token in enumerate(ranks))
+    return _write(
+        folder,
+        {
+            "config.json": {"model_type": "llama"},
+            "tokenizer.model": lines,
+            "tokenizer_config.json": {
+                "tokenizer_class": "PreTrainedTokenizerFast",
+                "pat_str": TRANSFORMERS_TIKTOKEN_PATTERN,
+                "added_tokens_decoder": {str(len(ranks)): {"content": "<|end|>", "special": True}},
+            },
+        },
+    )

@@ -324,6 +324,8 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
         try:
             loaded = load_with(folder, job.remedy, job.alias)
         except caught as error:  # any failure to load is this attempt's result
+            if isinstance(error, LoadTimeout):  # in-process only: the caller's time limit
+                raise
             attempt.detail, loaded = _memory_hint(error, job), None
             attempt.undecided = isinstance(error, MemoryError)
         if loaded is not None:
@@ -336,6 +338,8 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
                 else:
                     attempt.parity = check_parity(loaded, truth, texts)
             except caught as error:  # a tokenizer that loads but cannot encode is no remedy
+                if isinstance(error, LoadTimeout):
+                    raise
                 attempt.status, attempt.detail = ENCODE_ERROR, _memory_hint(error, job)
                 attempt.undecided = isinstance(error, MemoryError)
             else:
