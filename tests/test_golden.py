@@ -138,3 +138,13 @@ def test_golden_replace_shows_the_diff_and_writes_only_when_asked(
     assert document["implementation"]["name"] == "sentencepiece"
     assert cli.main(["golden", "spm", "--matrix", str(matrix)]) == 0
     assert "no difference" in capsys.readouterr().out
+
+
+def test_tekken_without_mistral_common_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tekken.json").write_text(json.dumps({"config": {}, "vocab": [], "special_tokens": []}))
+    monkeypatch.setitem(sys.modules, "mistral_common", None)  # as if not installed
+    found = golden.independent_ids(tmp_path, ["Hello world"])
+    assert isinstance(found, str)
+    assert "mistral-common, which is not installed" in found and "pytest-tokcompat[golden]" in found

@@ -439,12 +439,27 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def _kill_group(pid: int, signum: int) -> None:
-    try:
-        os.killpg(pid, signum)
-    except (ProcessLookupError, PermissionError):
+class _Target:
+    """The child by a pidfd where the platform has one (a reused pid is never signalled), and its group."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.handle: int | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self.handle = os.pidfd_open(pid)
+
+    def signal(self, signum: int) -> None:
+        """Signal the child's process group (what it started) and the child itself, if it left the group."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signum)
+            os.killpg(self.pid, signum)
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            if self.handle is not None:
+                signal.pidfd_send_signal(self.handle, signum)
+
+    def close(self) -> None:
+        if self.handle is not None:
+            os.close(self.handle)
+            self.handle = None
 
 
 def run(job: Any, timeout: float | None) -> ChildRun:
@@ -468,7 +483,7 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
     theirs = [res_w, out_w, err_w, life_r]  # handed to the child, closed here once sent
     ours = [res_r, out_r, err_r, life_w]  # closing life_w at the end ends a child that still runs
     run = ChildRun()
-    pid: int | None = None
+    target: _Target | None = None
     status: int | None = None
     try:
         if server.pending:  # the exit status of the previous child, which had already reported
@@ -480,26 +495,27 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
         finally:
             for descriptor in theirs:
                 os.close(descriptor)
-        pid = int(_recv_json(server.sock)["pid"])
-        status = _watch(server, pid, res_r, out_r, err_r, timeout, run)
+        target = _Target(int(_recv_json(server.sock)["pid"]))
+        status = _watch(server, target, res_r, out_r, err_r, timeout, run)
     except (OSError, EOFError, ValueError, KeyError) as error:
         run.messages.append({"kind": "error", "detail": f"the judge's fork server failed: {error}"})
     finally:
+        if target is not None:
+            target.signal(signal.SIGKILL)  # whatever the attempt started does not outlive it
+            target.close()
+        for descriptor in ours:
+            os.close(descriptor)
         if status is None and run.finished:
             server.pending = True  # its exit status is read before the next job, off the critical path
         elif status is None:
             server.close()  # out of step with this parent (interrupted, or broken): replaced next time
-        for descriptor in ours:
-            os.close(descriptor)
-        if pid is not None:
-            _kill_group(pid, signal.SIGKILL)  # whatever the attempt started does not outlive it
     if status is not None and not run.finished:
         run.ended = _describe_status(status)
     return run
 
 
 def _watch(
-    server: _Server, pid: int, res_r: int, out_r: int, err_r: int, timeout: float | None, run: ChildRun
+    server: _Server, target: _Target, res_r: int, out_r: int, err_r: int, timeout: float | None, run: ChildRun
 ) -> int | None:
     """Read the child's messages and output until it reports its end or the server reports its exit;
     kill it at the deadline. None: it reported its end, and its exit status is still to come."""
@@ -518,10 +534,10 @@ def _watch(
             now = time.monotonic()
             if terminated_at is None and deadline is not None and now >= deadline:
                 run.timed_out = True
-                _kill_group(pid, signal.SIGTERM)
+                target.signal(signal.SIGTERM)
                 terminated_at = now
             if terminated_at is not None and not killed and now >= terminated_at + GRACE_SECONDS:
-                _kill_group(pid, signal.SIGKILL)
+                target.signal(signal.SIGKILL)
                 killed = True
             if terminated_at is None:
                 wait = None if deadline is None else deadline - now
