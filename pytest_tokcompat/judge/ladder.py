@@ -533,7 +533,6 @@ def judge(
     from pytest_tokcompat.judge import child, golden
     from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
 
-    started = time.perf_counter()
     if keep_tokenizer:
         _import_in_background()
     registry = dict(REGISTRY if registry is None else registry)
@@ -583,7 +582,7 @@ def judge(
         recorded=recorded,
     )
     if keep_tokenizer and verdict in (*REMEDIES, UNCHECKED):
-        judgement.tokenizer = _load_here(folder, judgement, registry, found, started)
+        judgement.tokenizer = _load_here(folder, judgement, registry, found)
     return judgement
 
 
@@ -642,9 +641,7 @@ def _import_in_background() -> None:
         _IMPORTER.start()
 
 
-def _load_here(
-    folder: Path, judgement: Judgement, registry: dict[str, Alias], found: _Found, started: float
-) -> Any | None:
+def _load_here(folder: Path, judgement: Judgement, registry: dict[str, Alias], found: _Found) -> Any | None:
     """The verdict's remedy loaded in the caller's process, checked against the same truth once more."""
     from pytest_tokcompat.matrix.aliases import find_alias
 
