@@ -19,6 +19,7 @@ debuggers only: then nothing above holds.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -81,9 +82,6 @@ class ChildRun:
     """How the process ended when that was not after its last message: 'exit status 0', 'signal SIGKILL'."""
     stdout: str = ""
     stderr: str = ""
-
-    def last(self, kind: str) -> dict[str, Any] | None:
-        return next((m for m in reversed(self.messages) if m.get("kind") == kind), None)
 
     @property
     def finished(self) -> bool:
@@ -431,8 +429,6 @@ def _forget_after_fork() -> None:
     global _SERVER, _LOCK
     _SERVER, _LOCK = None, threading.Lock()
 
-
-import atexit  # noqa: E402
 
 atexit.register(_shutdown)
 if hasattr(os, "register_at_fork"):
