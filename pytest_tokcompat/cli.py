@@ -214,6 +214,15 @@ def _resolve(args: argparse.Namespace) -> int:
     return code
 
 
+def _golden(args: argparse.Namespace) -> int:
+    """Compare (and with --replace, rewrite) a case's golden ids with its independent implementation's."""
+    from pytest_tokcompat.judge.golden import golden_command
+
+    code, text = golden_command(args.case, Path(args.matrix) if args.matrix else None, replace=args.replace)
+    print(text, file=sys.stderr if code == EXIT_BAD_INPUT else sys.stdout)
+    return code
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tokcompat", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -273,6 +282,18 @@ def build_parser() -> argparse.ArgumentParser:
         help='print {"complete": bool, "incomplete": [why], "issues": [{key, title, body}]}',
     )
     issue_text.set_defaults(handler=_issue_text)
+    golden = commands.add_parser(
+        "golden",
+        help="diff a case's golden ids against its independent implementation; --replace writes them",
+    )
+    golden.add_argument("case", help="a matrix case id")
+    golden.add_argument(
+        "--matrix", default=None, metavar="FILE", help="the matrix YAML (default: the bundled one)"
+    )
+    golden.add_argument(
+        "--replace", action="store_true", help="write the new golden ids (after showing the diff)"
+    )
+    golden.set_defaults(handler=_golden)
     return parser
 
 

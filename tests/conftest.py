@@ -22,6 +22,10 @@ import transformers
 from transformers import AutoTokenizer  # noqa: F401
 from transformers.models.auto import tokenization_auto  # noqa: F401
 
+# The judge's fork server belongs to the module that started it; imported here, pytester's in-process
+# runs share one server instead of each starting (and importing transformers in) another.
+import pytest_tokcompat.judge.child  # noqa: F401
+
 transformers.logging.set_verbosity_error()
 
 

@@ -220,18 +220,30 @@ def test_native_drift_alarm_keeps_the_alias(pytester: pytest.Pytester) -> None:
 
 def test_record_writes_golden_ids_and_fails_then_passes(pytester: pytest.Pytester) -> None:
     root = pytester.path
-    toys.alias_toy(root / "alias")
-    pytester.makeconftest(toys.alias_conftest())
-    matrix = write_matrix(root, "  - {id: alias, snapshot: alias, expect: alias}\n")
+    toys.tiktoken_toy(root / "tt")  # no tokenizer.json: tiktoken, not transformers, records its golden ids
+    matrix = write_matrix(root, "  - {id: tt, snapshot: tt, expect: native}\n")
     result = run(pytester, matrix)
-    result.assert_outcomes(failed=1, passed=1, skipped=1)
+    result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*not checked*--tokcompat-record*"])
     result = run(pytester, matrix, "--tokcompat-record")
+    result.assert_outcomes(failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*golden ids recorded to*tt.json*"])
+    golden = json.loads((root / "golden" / "tt.json").read_text())
+    assert golden["ids"]["Hello world"] and golden["implementation"]["name"] == "tiktoken"
+    run(pytester, matrix).assert_outcomes(passed=1, skipped=1)
+
+
+def test_record_cannot_record_what_no_independent_implementation_reads(pytester: pytest.Pytester) -> None:
+    root = pytester.path
+    toys.alias_toy(
+        root / "alias"
+    )  # vocab.json and merges.txt: the split pattern lives in transformers' class
+    pytester.makeconftest(toys.alias_conftest())
+    matrix = write_matrix(root, "  - {id: alias, snapshot: alias, expect: alias}\n")
+    result = run(pytester, matrix, "--tokcompat-record")
     result.assert_outcomes(failed=1, passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*golden ids recorded to*alias.json*"])
-    golden = json.loads((root / "golden" / "alias.json").read_text())
-    assert golden["ids"]["Hello world"]
-    run(pytester, matrix).assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*not checked*golden ids not recorded*"])
+    assert not (root / "golden").exists()
 
 
 def test_user_fixtures_are_parametrized_over_the_matrix(pytester: pytest.Pytester) -> None:

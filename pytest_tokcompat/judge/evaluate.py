@@ -129,12 +129,11 @@ def run_case(
             case, folder, registry=registry, record=record, keep_tokenizer=keep_tokenizer, limits=limits
         )
     except CheckpointError as error:
-        # The checkpoint's own files are unusable: no remedy can load it, so the verdict is broken.
-        status = PASSED if expected == "broken" else FAILED
+        # Files the judge cannot read (size cap, corrupt, unreadable): not checked, never broken, never passed.
         outcome = CaseOutcome(
-            case.id, status, f"broken: {error} (case {case.id!r} at {case.location})", expected
+            case.id, FAILED, f"not checked: {error} (case {case.id!r} at {case.location})", expected
         )
-        outcome.extra = {"verdict": "broken", "location": case.location}
+        outcome.extra = {"verdict": "not-checked", "location": case.location}
         return outcome
     outcome = CaseOutcome(case.id, PASSED, "", expected, judgement, folder=folder)
     outcome.extra = {"repo": case.repo, "location": case.location, "note": case.note}
@@ -147,9 +146,7 @@ def run_case(
         return outcome
     if judgement.verdict == "not-checked":
         outcome.status = FAILED
-        outcome.message = (
-            f"case {case.id!r}: the tokenizer loads but its ids were not checked: {judgement.parity.reason}"
-        )
+        outcome.message = f"case {case.id!r}: not checked: {judgement.parity.reason}"
         return outcome
     alarm = verdict_alarm(case.id, expected, judgement)
     if alarm is not None:
