@@ -1,7 +1,7 @@
 """``tokcompat``: judge one checkpoint, or merge the grid's reports, from the shell.
 
 Exit status: 0 when the verdict is not broken (or the grid has no alarm), 1 when it
-is, 2 on bad input.
+is, 2 on bad input; the grid commands add 3 for an incomplete grid.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _judge_and_print(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.ci.grid import GridError, load_reports, merge, render
+    from pytest_tokcompat.ci.grid import GridError, exit_status, load_reports, merge, render
 
     try:
         grid = merge(load_reports([Path(p) for p in args.reports]))
@@ -92,7 +92,21 @@ def _report(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    return EXIT_BROKEN if grid.alarms else EXIT_OK
+    return exit_status(grid)
+
+
+def _grid(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.ci.gridrun import GridOptions, run_command
+
+    options = GridOptions(
+        matrix=Path(args.matrix) if args.matrix else None,
+        releases=args.releases,
+        output=Path(args.output),
+        jobs=args.jobs,
+        shard=args.shard,
+        upstream=args.upstream,
+    )
+    return run_command(options, out=lambda line: print(line, flush=True))
 
 
 def _releases(args: argparse.Namespace) -> int:
@@ -184,6 +198,31 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--format", choices=("markdown", "json", "html"), default="markdown")
     report.add_argument("--output", default=None, help="write to FILE instead of standard output")
     report.set_defaults(handler=_report)
+    grid = commands.add_parser(
+        "grid", help="run the matrix under a set of transformers releases (tox-uv) and print the grid"
+    )
+    grid.add_argument("--matrix", default=None, metavar="FILE", help="the matrix YAML (default: as pytest)")
+    grid.add_argument(
+        "--releases",
+        default=None,
+        metavar="SPEC",
+        help="versions, ranges (>=5.3,<5.11), minors, latest, pre, main; comma-separated (default: minors,pre)",
+    )
+    grid.add_argument(
+        "--output", default="tokcompat-grid", metavar="DIR", help="reports, grid and work folder"
+    )
+    grid.add_argument(
+        "--jobs", type=int, default=None, metavar="N", help="environments at once (default: cores)"
+    )
+    grid.add_argument("--shard", default=None, metavar="I/N", help="run the I-th of N shares of the cells")
+    grid.add_argument(
+        "--upstream",
+        default=None,
+        metavar="URL_OR_PATH",
+        help="transformers source for 'main': a git URL, a local git checkout or a wheel "
+        "(default: $TOKCOMPAT_UPSTREAM, else the upstream repository)",
+    )
+    grid.set_defaults(handler=_grid)
     releases = commands.add_parser("releases", help="list the transformers releases on the package index")
     releases.add_argument("--since", default=None, metavar="VERSION", help="only this release and later ones")
     releases.add_argument("--pre", action="store_true", help="include pre-releases")

@@ -3,6 +3,10 @@
 A cell is the verdict, marked where it differs from the expectation, where some
 remedy's ids drift, and where it changed since the previous release; below the
 grid, each alarm with the first release where it appears and what to do.
+
+Several reports of one release (the shards of ``tokcompat grid --shard``) are
+combined into one column. The exit status of the grid is one rule, shared by
+``tokcompat report`` and ``tokcompat grid``: :func:`exit_status`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from pytest_tokcompat.errors import ReportError as GridError
 
 MARK_UNEXPECTED, MARK_DRIFT, MARK_CHANGED = "✗", "~", "Δ"
 MARKDOWN_LIMIT = 1024 * 1024 - 1024  # $GITHUB_STEP_SUMMARY takes at most 1 MiB per step
+EXIT_OK, EXIT_ALARM, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
+NOT_CHECKED = "not-checked"
 
 
 @dataclass
@@ -59,6 +65,8 @@ class Grid:
     rows: dict[str, dict[str, Cell]]
     alarms: list[GridAlarm] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    gaps: list[str] = field(default_factory=list)
+    """Why the grid is incomplete beyond its cells: planned releases or cells that have no report."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +78,7 @@ class Grid:
             },
             "alarms": [alarm.__dict__ for alarm in self.alarms],
             "sources": self.sources,
+            "incomplete": incompleteness(self),
         }
 
 
@@ -77,7 +86,6 @@ def load_reports(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
     if not paths:
         raise GridError("no report given; pass the JSON files written by --tokcompat-report")
     loaded: list[tuple[Path, dict[str, Any]]] = []
-    seen: dict[Version, Path] = {}
     for path in paths:
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
@@ -98,17 +106,60 @@ def load_reports(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
         try:
             if not isinstance(release, str):
                 raise InvalidVersion(repr(release))
-            version = Version(release)
+            Version(release)
         except InvalidVersion:
             raise GridError(f"{path}: transformers_version {release!r} is not a version") from None
-        if version in seen:  # by version, so that 5.0 and 5.0.0 are one release
-            raise GridError(
-                f"{path} and {seen[version]} are both reports for transformers {release}; keep one"
-            )
         _check_shape(path, document)
-        seen[version] = path
         loaded.append((path, document))
-    return loaded
+    return combine_releases(loaded)
+
+
+def _checked(record: dict[str, Any]) -> bool:
+    return record.get("status") != NOT_CHECKED
+
+
+def combine_releases(reports: list[tuple[Path, dict[str, Any]]]) -> list[tuple[Path, dict[str, Any]]]:
+    """One report per release: the reports of one release (shards; by version, so 5.0 and 5.0.0 are one)
+    are united record by record. A checked record wins over a not-checked one; two checked records
+    of one case that disagree are an error."""
+    groups: dict[Version, list[tuple[Path, dict[str, Any]]]] = {}
+    for path, document in reports:
+        groups.setdefault(Version(document["transformers_version"]), []).append((path, document))
+    combined: list[tuple[Path, dict[str, Any]]] = []
+    for group in groups.values():
+        if len(group) == 1:
+            combined.append(group[0])
+            continue
+        first = group[0][1]
+        records: dict[str, tuple[Path, dict[str, Any]]] = {}
+        for path, document in group:
+            for record in document.get("cases", []):
+                held = records.get(record["id"])
+                if held is None or (not _checked(held[1]) and _checked(record)):
+                    records[record["id"]] = (path, record)
+                elif _checked(record) and (held[1].get("status"), held[1].get("verdict")) != (
+                    record.get("status"),
+                    record.get("verdict"),
+                ):
+                    raise GridError(
+                        f"{held[0]} and {path} both judge {record['id']!r} under transformers "
+                        f"{first['transformers_version']}, differently ({held[1].get('verdict')} and "
+                        f"{record.get('verdict')}); keep one"
+                    )
+        alarms: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for _, document in group:
+            for alarm in document.get("alarms", []):
+                alarms.setdefault((alarm["kind"], alarm["subject"], alarm["message"]), alarm)
+        merged = dict(first)
+        merged["cases"] = sorted(
+            (record for _, record in records.values()),
+            key=lambda r: (r.get("kind", "case"), r.get("id", "")),
+        )
+        merged["alarms"] = list(alarms.values())
+        merged["complete"] = all(document.get("complete", True) for _, document in group)
+        merged["grid_run_parts"] = [document.get("grid_run") for _, document in group]
+        combined.append((Path(", ".join(str(path) for path, _ in group)), merged))
+    return combined
 
 
 def _check_shape(path: Path, document: dict[str, Any]) -> None:
@@ -170,7 +221,57 @@ def merge(reports: list[tuple[Path, dict[str, Any]]]) -> Grid:
         dict(sorted(rows.items())),
         list(found.values()),
         {document["transformers_version"]: str(path) for path, document in ordered},
+        plan_gaps([document for _, document in ordered]),
     )
+
+
+def plan_gaps(documents: list[dict[str, Any]]) -> list[str]:
+    """What a ``tokcompat grid`` plan promised and no report holds: each report it writes names the
+    plan (its releases and how many cells) and the cells it holds, so a shard that never reported shows."""
+    parts = [
+        part
+        for document in documents
+        for part in (document.get("grid_run_parts") or [document.get("grid_run")])
+        if isinstance(part, dict) and isinstance(part.get("plan"), dict)
+    ]
+    if not parts:
+        return []
+    gaps: list[str] = []
+    planned = max(int(part["plan"].get("cells", 0)) for part in parts)
+    held = sum(int(part.get("cells", 0)) for part in parts)
+    if held < planned:
+        gaps.append(
+            f"{planned - held} of the {planned} planned cells have no report (did a shard not finish?)"
+        )
+    labels = {str(label) for part in parts for label in part["plan"].get("releases", [])}
+    reported = {str(part.get("release")) for part in parts}
+    for label in sorted(labels - reported):
+        gaps.append(f"no report for transformers {label}")
+    return gaps
+
+
+def incompleteness(grid: Grid) -> list[str]:
+    """Why the grid does not cover what it should: a not-checked cell, a case without a cell in a
+    release that has a report, and the plan's gaps. Empty when complete."""
+    reasons = list(grid.gaps)
+    for case, cells in grid.rows.items():
+        for release in grid.releases:
+            cell = cells.get(release)
+            if cell is None:
+                reasons.append(f"{case}: no result under transformers {release}")
+            elif NOT_CHECKED in (cell.verdict, cell.status):
+                reasons.append(f"{case}: not checked under transformers {release}")
+    return reasons
+
+
+def exit_status(grid: Grid) -> int:
+    """The grid's exit status: 3 when it is incomplete (whatever else it says, since a missing cell can
+    hide an alarm), else 1 when a cell differs from the matrix or an alarm stands, else 0."""
+    if incompleteness(grid):
+        return EXIT_INCOMPLETE
+    if grid.alarms or any(cell.unexpected for cells in grid.rows.values() for cell in cells.values()):
+        return EXIT_ALARM
+    return EXIT_OK
 
 
 def render(grid: Grid, form: str) -> str:
