@@ -58,17 +58,32 @@ def test_missing_columns_stay_empty(tmp_path: Path) -> None:
     assert set(data["rows"]["old"]) == {"5.0.0"}
 
 
-def test_two_reports_for_one_release_are_an_error(tmp_path: Path) -> None:
+def test_reports_of_one_release_are_one_column(tmp_path: Path) -> None:
+    """The shards of `tokcompat grid --shard`: their records unite; the same record twice is one."""
+    first = write(tmp_path, "a.json", report("5.11.0", [case("c", "5.11.0", "native")]))
+    second = write(
+        tmp_path, "b.json", report("5.11", [case("c", "5.11.0", "native"), case("d", "5.11", "alias")])
+    )
+    grid = merge(load_reports([first, second]))
+    assert grid.releases == ["5.11.0"]
+    assert {case_id: cells["5.11.0"].verdict for case_id, cells in grid.rows.items()} == {
+        "c": "native",
+        "d": "alias",
+    }
+
+
+def test_a_checked_record_wins_over_a_not_checked_one(tmp_path: Path) -> None:
+    missing = case("c", "5.11.0", "native") | {"status": "not-checked", "verdict": None}
+    first = write(tmp_path, "a.json", report("5.11.0", [missing]))
+    second = write(tmp_path, "b.json", report("5.11.0", [case("c", "5.11.0", "alias")]))
+    for order in ([first, second], [second, first]):
+        assert merge(load_reports(order)).rows["c"]["5.11.0"].verdict == "alias"
+
+
+def test_two_reports_that_judge_one_case_differently_are_an_error(tmp_path: Path) -> None:
     first = write(tmp_path, "tflatest.json", report("5.11.0", [case("c", "5.11.0", "native")]))
-    second = write(tmp_path, "tf5110.json", report("5.11.0", [case("c", "5.11.0", "native")]))
-    with pytest.raises(GridError, match=r"both reports for transformers 5\.11\.0"):
-        load_reports([first, second])
-
-
-def test_equal_versions_spelled_differently_are_one_release(tmp_path: Path) -> None:
-    first = write(tmp_path, "a.json", report("5.0", []))
-    second = write(tmp_path, "b.json", report("5.0.0", []))
-    with pytest.raises(GridError, match="both reports"):
+    second = write(tmp_path, "tf5110.json", report("5.11.0", [case("c", "5.11.0", "alias")]))
+    with pytest.raises(GridError, match=r"both judge 'c' under transformers 5\.11\.0, differently"):
         load_reports([first, second])
 
 

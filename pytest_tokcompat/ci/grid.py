@@ -212,8 +212,8 @@ def merge(reports: list[tuple[Path, dict[str, Any]]]) -> Grid:
         previous: Cell | None = None
         for release in releases:
             current = cells.get(release)
-            if current is None:
-                continue
+            if current is None or NOT_CHECKED in (current.verdict, current.status):
+                continue  # a cell that was not judged neither changed nor is a baseline
             current.changed = previous is not None and previous.verdict != current.verdict
             previous = current
     return Grid(

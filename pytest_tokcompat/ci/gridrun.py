@@ -341,9 +341,7 @@ class ToxRun:
     """Exit code per env (None: tox did not get to it)."""
 
 
-def run_tox(
-    work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: bool, log: Path, out: Out
-) -> ToxRun:
+def run_tox(work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: bool, log: Path) -> ToxRun:
     """One tox invocation over ``envs``, its output appended to ``log``."""
     if not envs:
         return ToxRun(0)
@@ -437,7 +435,7 @@ class GridRun:
         self.output = options.output.resolve()
         self.work = self.output / ".work"
         self.jobs = options.jobs or max(1, os.cpu_count() or 1)
-        self.shard = parse_shard(options.shard)
+        self.shard = (1, 1)
 
     # -- planning --
 
@@ -461,6 +459,7 @@ class GridRun:
 
     def run(self) -> int:
         try:
+            self.shard = parse_shard(self.options.shard)
             self.check_tools()
             path, matrix, raw = self.load()
             spec = self.options.releases or DEFAULT_SPEC
@@ -558,7 +557,6 @@ class GridRun:
             notest=True,
             recreate=False,
             log=log,
-            out=self.err,
         )
         done_moving = run_tox(
             self.work,
@@ -567,7 +565,6 @@ class GridRun:
             notest=True,
             recreate=True,
             log=log,
-            out=self.err,
         )
         for run in fresh + moving:
             results = done.results if run in fresh else done_moving.results
@@ -615,7 +612,6 @@ class GridRun:
             notest=False,
             recreate=False,
             log=log,
-            out=self.err,
         )
         for run in busy:
             raw_path = self.work / "raw" / f"{run.env}.json"
