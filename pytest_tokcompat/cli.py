@@ -106,7 +106,7 @@ def _grid(args: argparse.Namespace) -> int:
         shard=args.shard,
         upstream=args.upstream,
     )
-    return run_command(options, out=lambda line: print(line, flush=True))
+    return run_command(options, out=lambda line: print(line, flush=True), plan_only=args.plan)
 
 
 def _releases(args: argparse.Namespace) -> int:
@@ -161,6 +161,17 @@ def _issue_text(args: argparse.Namespace) -> int:
         for text in texts:
             print(f"# {text.title}\n\n{text.body}")
     return EXIT_OK
+
+
+def _issues_sync(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.ci.issues_sync import run
+
+    return run(
+        [Path(p) for p in args.reports],
+        incomplete=args.incomplete,
+        gh=args.gh,
+        out=lambda line: print(line, flush=True),
+    )
 
 
 def _resolve(args: argparse.Namespace) -> int:
@@ -222,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="transformers source for 'main': a git URL, a local git checkout or a wheel "
         "(default: $TOKCOMPAT_UPSTREAM, else the upstream repository)",
     )
+    grid.add_argument(
+        "--plan", action="store_true", help="print the resolved releases and cell count as JSON, run nothing"
+    )
     grid.set_defaults(handler=_grid)
     releases = commands.add_parser("releases", help="list the transformers releases on the package index")
     releases.add_argument("--since", default=None, metavar="VERSION", help="only this release and later ones")
@@ -239,6 +253,17 @@ def build_parser() -> argparse.ArgumentParser:
     issue_text.add_argument("reports", nargs="+", help="JSON reports written by --tokcompat-report")
     issue_text.add_argument("--json", action="store_true", help="print a JSON list of {key, title, body}")
     issue_text.set_defaults(handler=_issue_text)
+    issues_sync = commands.add_parser(
+        "issues-sync", help="keep one GitHub issue per alarm (gh CLI): open, update, close when gone"
+    )
+    issues_sync.add_argument("reports", nargs="+", help="the per-release JSON reports of the grid")
+    issues_sync.add_argument(
+        "--incomplete", action="store_true", help="the grid is known to be incomplete: close no issue"
+    )
+    issues_sync.add_argument(
+        "--gh", default="gh", metavar="PATH", help="the GitHub CLI (default: gh on PATH)"
+    )
+    issues_sync.set_defaults(handler=_issues_sync)
     return parser
 
 

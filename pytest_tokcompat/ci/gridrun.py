@@ -457,7 +457,7 @@ class GridRun:
                 "pip install 'pytest-tokcompat[grid]' (or '.[grid]' from a checkout)"
             )
 
-    def run(self) -> int:
+    def run(self, plan_only: bool = False) -> int:
         try:
             self.shard = parse_shard(self.options.shard)
             self.check_tools()
@@ -472,6 +472,10 @@ class GridRun:
             return grid_module.EXIT_BAD_INPUT
         case_ids = [case.id for case in matrix.cases]
         every = plan_cells(releases, case_ids)
+        if plan_only:
+            labels = [release.label for release in releases]
+            self.out(json.dumps({"releases": ",".join(labels), "labels": labels, "cells": len(every)}))
+            return grid_module.EXIT_OK
         mine = shard_of(every, *self.shard)
         runs = [
             ReleaseRun(release, [cell for label, cell in mine if label == release.label])
@@ -769,9 +773,9 @@ class GridRun:
         return grid_module.EXIT_OK
 
 
-def run_command(options: GridOptions, out: Out = print) -> int:
-    """The ``tokcompat grid`` command."""
-    return GridRun(options, out).run()
+def run_command(options: GridOptions, out: Out = print, plan_only: bool = False) -> int:
+    """The ``tokcompat grid`` command; ``plan_only`` prints the plan (for the workflow's shards) and stops."""
+    return GridRun(options, out).run(plan_only=plan_only)
 
 
 def clean_work(output: Path) -> None:
