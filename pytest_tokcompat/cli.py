@@ -80,7 +80,7 @@ def _judge_and_print(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.ci.grid import GridError, exit_status, load_reports, merge, render
+    from pytest_tokcompat.ci.grid import GridError, load_reports, merge, render
 
     try:
         grid = merge(load_reports([Path(p) for p in args.reports]))
@@ -92,7 +92,7 @@ def _report(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    return exit_status(grid)
+    return grid.exit_status()
 
 
 def _grid(args: argparse.Namespace) -> int:

@@ -271,3 +271,28 @@ def test_report_formats_and_output(
     assert main(["report", str(reports["clean"]), "--format", "html", "--output", str(target)]) == 0
     assert target.read_text().startswith("<!doctype html>")
     assert capsys.readouterr().out == ""
+
+
+def test_one_exit_rule_for_report_and_grid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    unchecked = case("d", "5.1.0", "native") | {"status": "not-checked", "verdict": None, "alarms": []}
+    clean = report("5.1.0", [case("c", "5.1.0", "native"), case("d", "5.1.0", "native")])
+    holey = report("5.1.0", [case("c", "5.1.0", "native"), unchecked])
+    alarming = report("5.1.0", [case("c", "5.1.0", "broken", "native"), unchecked])
+    alias_only = report(
+        "5.1.0",
+        [case("c", "5.1.0", "native"), alias_record("x", "5.1.0", status="not-checked", state="not-checked")],
+    )
+    expected = {"clean": (0, []), "holey": (3, ["d"]), "alarming": (1, ["d"]), "alias_only": (0, [])}
+    for name, document in {
+        "clean": clean,
+        "holey": holey,
+        "alarming": alarming,
+        "alias_only": alias_only,
+    }.items():
+        path = write(tmp_path, f"{name}.json", document)
+        grid = merge(load_reports([path]))
+        code, problems = expected[name]
+        assert grid.exit_status() == code, name
+        assert [reason.split(":")[0] for reason in grid.incomplete] == problems, name
+        assert main(["report", str(path)]) == code
+        capsys.readouterr()

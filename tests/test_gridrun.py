@@ -18,7 +18,7 @@ import pytest
 from packaging.version import Version
 
 from pytest_tokcompat.ci import gridrun, releases
-from pytest_tokcompat.ci.grid import exit_status, incompleteness, load_reports, merge
+from pytest_tokcompat.ci.grid import load_reports, merge
 from pytest_tokcompat.ci.gridrun import EXTRAS, Keys, ToxRun
 from pytest_tokcompat.ci.releases import Page
 from pytest_tokcompat.cli import main
@@ -545,8 +545,8 @@ def test_shards_merge_into_the_whole_grid(
     partial = [p for p in reports if not str(p).startswith(str(outputs[1]))]
     assert main(["report", *map(str, partial)]) == 3
     whole = merge(load_reports(partial))
-    assert exit_status(whole) == 3
-    assert any("planned cells have no report" in reason for reason in incompleteness(whole))
+    assert whole.exit_status() == 3
+    assert any("planned cells have no report" in reason for reason in whole.incomplete)
 
 
 def test_bad_input_exits_2(project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,7 @@ grid, each alarm with the first release where it appears and what to do.
 
 Several reports of one release (the shards of ``tokcompat grid --shard``) are
 combined into one column. The exit status of the grid is one rule, shared by
-``tokcompat report`` and ``tokcompat grid``: :func:`exit_status`.
+``tokcompat report`` and ``tokcompat grid``: :meth:`Grid.exit_status`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from pytest_tokcompat.errors import ReportError as GridError
 
 MARK_UNEXPECTED, MARK_DRIFT, MARK_CHANGED = "✗", "~", "Δ"
 MARKDOWN_LIMIT = 1024 * 1024 - 1024  # $GITHUB_STEP_SUMMARY takes at most 1 MiB per step
-EXIT_OK, EXIT_ALARM, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
+EXIT_CLEAN, EXIT_ALARMS, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 NOT_CHECKED = "not-checked"
+ALIAS_PREFIX = "alias:"
 
 
 @dataclass
@@ -65,8 +66,19 @@ class Grid:
     rows: dict[str, dict[str, Cell]]
     alarms: list[GridAlarm] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
-    gaps: list[str] = field(default_factory=list)
-    """Why the grid is incomplete beyond its cells: planned releases or cells that have no report."""
+    incomplete: list[str] = field(default_factory=list)
+    """Why the grid cannot say that all is well, one line each; empty when it is complete."""
+
+    @property
+    def complete(self) -> bool:
+        return not self.incomplete
+
+    def exit_status(self) -> int:
+        """1 for alarms or unexpected verdicts (also when incomplete: the output says so), else 3 when
+        incomplete, else 0; 2 (bad input) is the caller's."""
+        if self.alarms or any(cell.unexpected for cells in self.rows.values() for cell in cells.values()):
+            return EXIT_ALARMS
+        return EXIT_CLEAN if self.complete else EXIT_INCOMPLETE
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,7 +90,8 @@ class Grid:
             },
             "alarms": [alarm.__dict__ for alarm in self.alarms],
             "sources": self.sources,
-            "incomplete": incompleteness(self),
+            "complete": self.complete,
+            "incomplete": self.incomplete,
         }
 
 
@@ -216,12 +229,13 @@ def merge(reports: list[tuple[Path, dict[str, Any]]]) -> Grid:
                 continue  # a cell that was not judged neither changed nor is a baseline
             current.changed = previous is not None and previous.verdict != current.verdict
             previous = current
+    ordered_rows = dict(sorted(rows.items()))
     return Grid(
         releases,
-        dict(sorted(rows.items())),
+        ordered_rows,
         list(found.values()),
         {document["transformers_version"]: str(path) for path, document in ordered},
-        plan_gaps([document for _, document in ordered]),
+        plan_gaps([document for _, document in ordered]) + cell_problems(releases, ordered_rows),
     )
 
 
@@ -250,28 +264,18 @@ def plan_gaps(documents: list[dict[str, Any]]) -> list[str]:
     return gaps
 
 
-def incompleteness(grid: Grid) -> list[str]:
-    """Why the grid does not cover what it should: a not-checked cell, a case without a cell in a
-    release that has a report, and the plan's gaps. Empty when complete."""
-    reasons = list(grid.gaps)
-    for case, cells in grid.rows.items():
-        for release in grid.releases:
+def cell_problems(releases: list[str], rows: dict[str, dict[str, Cell]]) -> list[str]:
+    """A case with no cell in a release that has a report, and a case not checked (an alias not checked
+    is not incomplete on its own: it has no case here, or its cases are counted themselves)."""
+    problems: list[str] = []
+    for case, cells in rows.items():
+        for release in releases:
             cell = cells.get(release)
             if cell is None:
-                reasons.append(f"{case}: no result under transformers {release}")
-            elif NOT_CHECKED in (cell.verdict, cell.status):
-                reasons.append(f"{case}: not checked under transformers {release}")
-    return reasons
-
-
-def exit_status(grid: Grid) -> int:
-    """The grid's exit status: 3 when it is incomplete (whatever else it says, since a missing cell can
-    hide an alarm), else 1 when a cell differs from the matrix or an alarm stands, else 0."""
-    if incompleteness(grid):
-        return EXIT_INCOMPLETE
-    if grid.alarms or any(cell.unexpected for cells in grid.rows.values() for cell in cells.values()):
-        return EXIT_ALARM
-    return EXIT_OK
+                problems.append(f"{case}: no record under transformers {release}")
+            elif NOT_CHECKED in (cell.verdict, cell.status) and not case.startswith(ALIAS_PREFIX):
+                problems.append(f"{case}: not checked under transformers {release}")
+    return problems
 
 
 def render(grid: Grid, form: str) -> str:

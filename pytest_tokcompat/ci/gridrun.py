@@ -20,7 +20,7 @@ environments; ``tokcompat report`` merges the shards' reports into one grid.
 Whatever the cells say, the per-release reports and the merged grid (Markdown,
 HTML, JSON) are written and the grid is printed. Exit status: 0 every cell as
 expected and no alarm, 1 an unexpected verdict or an alarm, 2 bad input, 3 an
-incomplete grid (:func:`pytest_tokcompat.ci.grid.exit_status`).
+incomplete grid (:meth:`pytest_tokcompat.ci.grid.Grid.exit_status`, shared with ``tokcompat report``).
 """
 
 from __future__ import annotations
@@ -475,7 +475,7 @@ class GridRun:
         if plan_only:
             labels = [release.label for release in releases]
             self.out(json.dumps({"releases": ",".join(labels), "labels": labels, "cells": len(every)}))
-            return grid_module.EXIT_OK
+            return grid_module.EXIT_CLEAN
         mine = shard_of(every, *self.shard)
         runs = [
             ReleaseRun(release, [cell for label, cell in mine if label == release.label])
@@ -718,7 +718,7 @@ class GridRun:
         for run in runs:
             if run.report is None:
                 grid.releases.append(run.release.label)
-                grid.gaps.append(f"no report for transformers {run.release.label}: {run.error}")
+                grid.incomplete.append(f"no report for transformers {run.release.label}: {run.error}")
         for form, name in (("markdown", "grid.md"), ("html", "grid.html"), ("json", "grid.json")):
             (self.output / name).write_text(grid_module.render(grid, form), encoding="utf-8")
         self.out(grid_module.render(grid, "markdown").rstrip("\n"))
@@ -753,24 +753,19 @@ class GridRun:
         return lines
 
     def exit_status(self, grid: grid_module.Grid, runs: list[ReleaseRun]) -> int:
-        """The shared rule (:func:`grid.exit_status`); a shard judges completeness on its own cells only,
+        """The shared rule (:meth:`Grid.exit_status`); a shard judges completeness on its own cells only,
         since the other shards' cells are missing from its grid by design."""
-        if self.shard[1] == 1:
-            reasons = grid_module.incompleteness(grid)
-        else:
-            reasons = [str(run.error) for run in runs if run.error] + [
+        if self.shard[1] > 1:
+            grid.incomplete = [str(run.error) for run in runs if run.error] + [
                 f"{record['id']}: not checked under transformers {run.release.label}"
                 for run in runs
                 for record in self.records_of(run, [])
-                if record.get("status") == NOT_CHECKED
+                if record.get("status") == NOT_CHECKED and not str(record["id"]).startswith("alias:")
             ]
-        if reasons:
-            more = f" (and {len(reasons) - 10} more)" if len(reasons) > 10 else ""
-            self.out(f"incomplete grid: {'; '.join(reasons[:10])}{more}")
-            return grid_module.EXIT_INCOMPLETE
-        if grid.alarms or any(cell.unexpected for cells in grid.rows.values() for cell in cells.values()):
-            return grid_module.EXIT_ALARM
-        return grid_module.EXIT_OK
+        if grid.incomplete:
+            more = f" (and {len(grid.incomplete) - 10} more)" if len(grid.incomplete) > 10 else ""
+            self.out(f"incomplete grid: {'; '.join(grid.incomplete[:10])}{more}")
+        return grid.exit_status()
 
 
 def run_command(options: GridOptions, out: Out = print, plan_only: bool = False) -> int:

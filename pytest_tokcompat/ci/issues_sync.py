@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.ci.grid import GridError, incompleteness, load_reports, merge
+from pytest_tokcompat.ci.grid import GridError, load_reports, merge
 from pytest_tokcompat.ci.issues_text import TITLE_PREFIX, IssueText, issue_texts
 
 KEY_MARK = re.compile(r"<!-- tokcompat-key: (.+?) -->")
@@ -127,7 +127,7 @@ def run(
     except GridError as error:
         out(f"tokcompat issues-sync: {error}")
         return EXIT_BAD_INPUT
-    gaps = incompleteness(grid)
+    gaps = grid.incomplete
     complete = not gaps and not incomplete
     if not complete:
         why = gaps[0] if gaps else "--incomplete was given"
