@@ -10,6 +10,7 @@ real code. The real tox-uv runs are in test_grid_e2e.py.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -609,3 +610,45 @@ def test_own_wheel_holds_the_package_the_bundled_matrix_and_the_entry_points(tmp
     assert sorted(n.split("/")[1] for n in info) == ["METADATA", "RECORD", "WHEEL", "entry_points.txt"]
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in info if n.endswith("entry_points.txt")))
     assert b"tokcompat = pytest_tokcompat.pytest_plugin.plugin" in entry_points
+
+
+def test_plan_prints_the_resolved_releases_and_builds_nothing(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = grid(["--plan", "--releases", "latest,5.10.4,main", "--upstream", str(tmp_path)], capsys)
+    assert code == 0
+    assert json.loads(out) == {
+        "releases": "5.10.4,5.11.0,main",
+        "labels": ["5.10.4", "5.11.0", "main"],
+        "cells": 9,
+    }
+    assert tox.builds == [] and not (project / "tokcompat-grid").exists()
+
+
+def test_own_wheel_from_a_plain_install(tmp_path: Path) -> None:
+    """A plain install of a path, a wheel or a git URL leaves the same layout: the package (bundled matrix
+    inside) and its dist-info in site-packages. The wheel is made from those files, not from any checkout."""
+    import subprocess
+    import sys
+    import zipfile
+
+    from pytest_tokcompat.ci.install import own_wheel
+
+    site = tmp_path / "site-packages"
+    zipfile.ZipFile(own_wheel(tmp_path / "first")).extractall(site)
+    marker = site / "pytest_tokcompat" / "ci" / "installed_marker.py"
+    marker.write_text("# only in this install\n")
+    done = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; from pathlib import Path; from pytest_tokcompat.ci.install import own_wheel, PACKAGE_DIR; "
+         "print(PACKAGE_DIR); print(own_wheel(Path(sys.argv[1])))", str(tmp_path / "second")],
+        env={**os.environ, "PYTHONPATH": str(site)}, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    package_dir, wheel = done.stdout.split()
+    assert Path(package_dir) == site / "pytest_tokcompat"
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pytest_tokcompat/ci/installed_marker.py" in names
+    assert "pytest_tokcompat/bundled/models.yaml" in names
+    assert sum(name.endswith("/METADATA") for name in names) == 1
