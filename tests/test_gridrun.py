@@ -415,6 +415,11 @@ def test_the_generated_tox_config(tmp_path: Path) -> None:
     )
     assert "[testenv:tf-main]" in text and f"transformers @ {DATA.resolve().as_uri()}" in text
     assert "-p pytest_tokcompat.ci.gridselect" in text and "change_dir = {env_tmp_dir}" in text
+    assert "HF_HUB_OFFLINE" not in text
+    offline = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", True)
+    assert "    HF_HUB_OFFLINE = 1\nchange_dir" in offline.read_text(), (
+        "snapshots only: the hub is never needed"
+    )
 
 
 # The command, with tox stood in.
