@@ -247,11 +247,12 @@ def test_upstream_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         ("soon", "neither a version, a range"),
         (">=9", "no final release"),
         (">=5.x", "not a PEP 440 range"),
+        ("minors", "names no release from 9"),
     ],
 )
 def test_bad_specs(spec: str, message: str) -> None:
     with pytest.raises(releases.ReleaseError, match=message):
-        labels(spec)
+        labels(spec, floor="9")
 
 
 def test_last_patch_per_minor_skips_pre_releases() -> None:
@@ -277,12 +278,17 @@ def test_index_default_needs_no_pip(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_floor_from_the_matrix(tmp_path: Path) -> None:
     path = user_matrix(tmp_path)
     matrix = load_matrix(path)
-    assert gridrun.matrix_floor(matrix, {}) == Version("5.3"), "the lowest lower bound of the expectations"
+    assert gridrun.matrix_floor(matrix, {}) == gridrun.MIN_FLOOR, (
+        "'<5.3' and a bare outcome have no lower bound"
+    )
     assert gridrun.matrix_floor(matrix, {"floor": "4.57"}) == Version("4.57")
     bundled = load_matrix(BUNDLED / "models.yaml")
     assert gridrun.matrix_floor(bundled, {"floor": "4.57"}) == Version("4.57")
-    path.write_text("version: 1\ncases: []\n")
-    assert gridrun.matrix_floor(load_matrix(path), {}) == gridrun.MIN_FLOOR
+    path.write_text(
+        'cases:\n  - id: a\n    repo: o/a\n    expect: {">=5.3,<5.11": alias, ">=5.11": native}\n'
+        '  - id: b\n    repo: o/b\n    expect: {"==5.6.*": broken, ">=5.7": native}\n'
+    )
+    assert gridrun.matrix_floor(load_matrix(path), {}) == Version("5.3"), "the lowest lower bound"
 
 
 def test_a_bad_floor_is_a_located_matrix_problem(tmp_path: Path) -> None:

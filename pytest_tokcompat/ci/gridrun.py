@@ -84,23 +84,34 @@ def default_matrix(start: Path | None = None) -> Path:
 
 
 def matrix_floor(matrix: Matrix, raw: dict[str, Any]) -> Version:
-    """The matrix's ``floor:``, else the lowest version its expectations name as a lower bound, else 4.45."""
+    """The matrix's ``floor:``; else the oldest release its expectations cover: the lowest lower bound of
+    its ranges, or 4.45 (the oldest transformers tokcompat supports) where a range has none (``<5.3``, or one
+    outcome for every release)."""
     if isinstance(raw.get("floor"), str):
         return Version(raw["floor"])
     bounds: list[Version] = []
     for case in matrix.cases:
         for expectation in case.expectations:
-            try:
-                specifiers = SpecifierSet(expectation.range.text if expectation.range.text != "*" else "")
-            except InvalidSpecifier:
-                continue
-            for spec in specifiers:
-                if spec.operator in (">=", ">", "==", "~=", "==="):
-                    try:
-                        bounds.append(Version(spec.version.rstrip(".*")))
-                    except InvalidVersion:
-                        continue
+            lower = _lower_bound(expectation.range.text)
+            if lower is None:
+                return MIN_FLOOR
+            bounds.append(lower)
     return max(MIN_FLOOR, min(bounds)) if bounds else MIN_FLOOR
+
+
+def _lower_bound(text: str) -> Version | None:
+    try:
+        specifiers = SpecifierSet("" if text.strip() in ("", "*") else text)
+    except InvalidSpecifier:
+        return None
+    found: list[Version] = []
+    for spec in specifiers:
+        if spec.operator in (">=", ">", "==", "~=", "==="):
+            try:
+                found.append(Version(spec.version.removesuffix(".*")))
+            except InvalidVersion:
+                continue
+    return max(found) if found else None
 
 
 def parse_shard(text: str | None) -> tuple[int, int]:
@@ -513,7 +524,7 @@ class GridRun:
         self.judge(runs, case_ids)
         for run in runs:
             if run.versions is not None:
-                self.store(run, keys, cache, case_ids)
+                self.store(run, keys, cache)
         plan = {"releases": [r.label for r in releases], "cells": len(every)}
         released = {(run.versions or {}).get("transformers") for run in runs if run.release.immutable}
         for run in runs:
@@ -643,7 +654,7 @@ class GridRun:
                 elif cell in by_id:
                     run.fresh[cell] = [by_id[cell]]
 
-    def store(self, run: ReleaseRun, keys: Keys, cache: CellCache, case_ids: list[str]) -> None:
+    def store(self, run: ReleaseRun, keys: Keys, cache: CellCache) -> None:
         """Keep what this run judged for next time: checked cases; the extras of a run that checked all
         its cases (a not-checked case may be passing trouble, such as the hub being down)."""
         assert run.versions is not None

@@ -418,4 +418,9 @@ def resolve_spec(
     ]
     if wants_main:
         releases.append(GridRelease("main", upstream_requirement(upstream, project), None, False, "main"))
+    if not releases:
+        floor_text = f" from {floor}" if floor is not None else ""
+        raise ReleaseError(
+            f"--releases {spec!r} names no release{floor_text}; a grid of nothing checks nothing"
+        )
     return releases
