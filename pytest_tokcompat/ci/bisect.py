@@ -120,9 +120,9 @@ def package_requirement(cache: Path | None = None) -> str:
 
 
 def default_cache() -> Path:
-    from pytest_tokcompat.sources.snapshots import user_cache_home
+    from pytest_tokcompat.ci.install import cache_home
 
-    return user_cache_home() / "bisect"
+    return cache_home() / "bisect"
 
 
 @dataclass(frozen=True)
