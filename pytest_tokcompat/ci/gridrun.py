@@ -373,7 +373,13 @@ def run_tox(work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: b
         command.append("--notest")
     if recreate:
         command.append("-r")
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TOX_ENV")}
+    # An outer tox env (a project's own, running `tokcompat grid`) must not steer this one: tox reads TOX_*
+    # variables as its options; PYTHONPATH would shadow the package installed in each env.
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("TOX_")
+    }
     environment.setdefault("PYTHONIOENCODING", "utf-8")
     with log.open("a", encoding="utf-8") as stream:
         stream.write(f"\n$ {' '.join(command)}\n")
