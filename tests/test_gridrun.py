@@ -14,6 +14,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.version import Version
@@ -663,3 +664,36 @@ def test_own_wheel_from_a_plain_install(tmp_path: Path) -> None:
     assert "pytest_tokcompat/ci/installed_marker.py" in names
     assert "pytest_tokcompat/bundled/models.yaml" in names
     assert sum(name.endswith("/METADATA") for name in names) == 1
+
+
+def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tox invocation: this run's config and work dir only; an outer tox env's TOX_* settings and
+    PYTHONPATH stay out; per-env exit codes come from tox's result JSON."""
+    seen: dict[str, Any] = {}
+
+    class Done:
+        returncode = 1
+
+    def fake_run(command: list[str], **kwargs: Any) -> Done:
+        seen["command"], seen["env"] = command, kwargs["env"]
+        result = {
+            "testenvs": {"tf-5.11.0": {"result": {"exit_code": 0}}, "tf-5.10.4": {"result": {"exit_code": 1}}}
+        }
+        (tmp_path / "tox-result.json").write_text(json.dumps(result))
+        return Done()
+
+    monkeypatch.setattr(gridrun.subprocess, "run", fake_run)
+    monkeypatch.setenv("TOX_WORK_DIR", "/elsewhere")
+    monkeypatch.setenv("PYTHONPATH", "/a/checkout")
+    monkeypatch.setenv("UV_INDEX_URL", "https://index.invalid/simple")
+    done = gridrun.run_tox(
+        tmp_path, ["tf-5.10.4", "tf-5.11.0"], jobs=2, notest=True, recreate=True, log=tmp_path / "log"
+    )
+    assert done.results == {"tf-5.10.4": 1, "tf-5.11.0": 0}
+    command = seen["command"]
+    assert command[command.index("-c") + 1] == str(tmp_path / "tox.ini")
+    assert command[command.index("--workdir") + 1] == str(tmp_path / ".tox")
+    assert {"run-parallel", "--notest", "-r"} <= set(command)
+    assert "TOX_WORK_DIR" not in seen["env"] and "PYTHONPATH" not in seen["env"]
+    assert seen["env"]["UV_INDEX_URL"] == "https://index.invalid/simple", "the index configuration passes"
+    assert "$ " in (tmp_path / "log").read_text()
