@@ -30,7 +30,6 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -794,8 +793,3 @@ class GridRun:
 def run_command(options: GridOptions, out: Out = print, plan_only: bool = False) -> int:
     """The ``tokcompat grid`` command; ``plan_only`` prints the plan (for the workflow's shards) and stops."""
     return GridRun(options, out).run(plan_only=plan_only)
-
-
-def clean_work(output: Path) -> None:
-    """Drop the environments of a grid run (``tokcompat grid`` rebuilds what it needs)."""
-    shutil.rmtree(output / ".work", ignore_errors=True)
