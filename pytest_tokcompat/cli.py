@@ -150,6 +150,20 @@ def _report(args: argparse.Namespace) -> int:
     return grid.exit_status()
 
 
+def _grid(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.ci.gridrun import GridOptions, run_command
+
+    options = GridOptions(
+        matrix=Path(args.matrix) if args.matrix else None,
+        releases=args.releases,
+        output=Path(args.output),
+        jobs=args.jobs,
+        shard=args.shard,
+        upstream=args.upstream,
+    )
+    return run_command(options, out=lambda line: print(line, flush=True), plan_only=args.plan)
+
+
 def _releases(args: argparse.Namespace) -> int:
     from pytest_tokcompat.ci.releases import ReleaseError, discover_releases
 
@@ -206,6 +220,17 @@ def _issue_text(args: argparse.Namespace) -> int:
     return EXIT_OK if grid.complete else EXIT_INCOMPLETE
 
 
+def _issues_sync(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.ci.issues_sync import run
+
+    return run(
+        [Path(p) for p in args.reports],
+        incomplete=args.incomplete,
+        gh=args.gh,
+        out=lambda line: print(line, flush=True),
+    )
+
+
 def _resolve(args: argparse.Namespace) -> int:
     from pytest_tokcompat.sources.hub import resolve_command
 
@@ -257,6 +282,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="write to FILE instead of standard output (missing folders are created; never an input)",
     )
     report.set_defaults(handler=_report)
+    grid = commands.add_parser(
+        "grid", help="run the matrix under a set of transformers releases (tox-uv) and print the grid"
+    )
+    grid.add_argument("--matrix", default=None, metavar="FILE", help="the matrix YAML (default: as pytest)")
+    grid.add_argument(
+        "--releases",
+        default=None,
+        metavar="SPEC",
+        help="versions, ranges (>=5.3,<5.11), minors, latest, pre, main; comma-separated (default: minors,pre)",
+    )
+    grid.add_argument(
+        "--output", default="tokcompat-grid", metavar="DIR", help="reports, grid and work folder"
+    )
+    grid.add_argument(
+        "--jobs", type=int, default=None, metavar="N", help="environments at once (default: cores)"
+    )
+    grid.add_argument("--shard", default=None, metavar="I/N", help="run the I-th of N shares of the cells")
+    grid.add_argument(
+        "--upstream",
+        default=None,
+        metavar="URL_OR_PATH",
+        help="transformers source for 'main': a git URL, a local git checkout or a wheel "
+        "(default: $TOKCOMPAT_UPSTREAM, else the upstream repository)",
+    )
+    grid.add_argument(
+        "--plan", action="store_true", help="print the resolved releases and cell count as JSON, run nothing"
+    )
+    grid.set_defaults(handler=_grid)
     releases = commands.add_parser("releases", help="list the transformers releases on the package index")
     releases.add_argument("--since", default=None, metavar="VERSION", help="only this release and later ones")
     releases.add_argument("--pre", action="store_true", help="include pre-releases")
@@ -294,6 +347,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--replace", action="store_true", help="write the new golden ids (after showing the diff)"
     )
     golden.set_defaults(handler=_golden)
+    issues_sync = commands.add_parser(
+        "issues-sync", help="keep one GitHub issue per alarm (gh CLI): open, update, close when gone"
+    )
+    issues_sync.add_argument("reports", nargs="+", help="the per-release JSON reports of the grid")
+    issues_sync.add_argument(
+        "--incomplete", action="store_true", help="the grid is known to be incomplete: close no issue"
+    )
+    issues_sync.add_argument(
+        "--gh", default="gh", metavar="PATH", help="the GitHub CLI (default: gh on PATH)"
+    )
+    issues_sync.set_defaults(handler=_issues_sync)
     return parser
 
 

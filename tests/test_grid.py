@@ -120,6 +120,28 @@ def test_equal_versions_spelled_differently_are_one_release(tmp_path: Path) -> N
     assert len(grid.releases) == 1 and len(grid.rows["c"]) == 1
 
 
+def test_reports_of_one_release_are_one_column(tmp_path: Path) -> None:
+    """The shards of `tokcompat grid --shard`: their records unite; the same record twice is one."""
+    first = write(tmp_path, "a.json", report("5.11.0", [case("c", "5.11.0", "native")]))
+    second = write(
+        tmp_path, "b.json", report("5.11", [case("c", "5.11.0", "native"), case("d", "5.11", "alias")])
+    )
+    grid = merge(load_reports([first, second]))
+    assert grid.releases == ["5.11.0"]
+    assert {case_id: cells["5.11.0"].verdict for case_id, cells in grid.rows.items()} == {
+        "c": "native",
+        "d": "alias",
+    }
+
+
+def test_a_checked_record_wins_over_a_not_checked_one(tmp_path: Path) -> None:
+    missing = case("c", "5.11.0", "native") | {"status": "not-checked", "verdict": None}
+    first = write(tmp_path, "a.json", report("5.11.0", [missing]))
+    second = write(tmp_path, "b.json", report("5.11.0", [case("c", "5.11.0", "alias")]))
+    for order in ([first, second], [second, first]):
+        assert merge(load_reports(order)).rows["c"]["5.11.0"].verdict == "alias"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -605,3 +627,33 @@ def test_the_ci_layer_imports_nothing_of_the_engine() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_one_exit_rule_for_report_and_grid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    unchecked = case("d", "5.1.0", "native") | {"status": "not-checked", "verdict": None, "alarms": []}
+    clean = report("5.1.0", [case("c", "5.1.0", "native"), case("d", "5.1.0", "native")])
+    holey = report("5.1.0", [case("c", "5.1.0", "native"), unchecked])
+    alarming = report("5.1.0", [case("c", "5.1.0", "broken", "native"), unchecked])
+    alias_only = report(
+        "5.1.0",
+        [case("c", "5.1.0", "native"), alias_record("x", "5.1.0", status="not-checked", state="not-checked")],
+    )
+    expected = {
+        "clean": (0, []),
+        "holey": (3, ["transformers 5.1.0"]),
+        "alarming": (1, ["transformers 5.1.0"]),
+        "alias_only": (0, []),
+    }
+    for name, document in {
+        "clean": clean,
+        "holey": holey,
+        "alarming": alarming,
+        "alias_only": alias_only,
+    }.items():
+        path = write(tmp_path, f"{name}.json", document)
+        grid = merge(load_reports([path]))
+        code, problems = expected[name]
+        assert grid.exit_status() == code, name
+        assert [reason.split(":")[0] for reason in grid.incomplete] == problems, name
+        assert main(["report", str(path)]) == code
+        capsys.readouterr()

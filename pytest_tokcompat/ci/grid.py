@@ -6,6 +6,9 @@ not checked; below the grid, each alarm with the first release where it appears
 and what to do. A grid that could not check everything says so at its top and in
 its exit status: an interrupted or partial run, a not-checked case, or a release
 without a record for a case never merge into "all is well".
+
+Several reports of one release (the shards of ``tokcompat grid --shard``) are
+combined into one column.
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from pytest_tokcompat.model import AttemptStatus, CaseStatus
 
 MARK_UNEXPECTED, MARK_DRIFT, MARK_CHANGED, MARK_NOT_CHECKED = "✗", "~", "Δ", "?"
 MARKDOWN_LIMIT = 1024 * 1024 - 1024  # $GITHUB_STEP_SUMMARY takes at most 1 MiB per step
-EXIT_CLEAN, EXIT_ALARMS, EXIT_INCOMPLETE = 0, 1, 3
+EXIT_CLEAN, EXIT_ALARMS, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 """`tokcompat report` (and `tokcompat grid`): 0 complete and clean, 1 alarms or unexpected verdicts
 (also when incomplete: the output says so), 3 incomplete and otherwise clean; 2 is bad input."""
+NOT_CHECKED = "not-checked"
+ALIAS_PREFIX = "alias:"
 LISTED = 20
 """At most this many cases are named per kind of incompleteness; the rest are counted."""
 
@@ -138,6 +143,10 @@ def load_reports(paths: list[Path]) -> list[Report]:
     return loaded
 
 
+def _checked(record: dict[str, Any]) -> bool:
+    return record.get("status") != NOT_CHECKED
+
+
 def _drifted(record: Mapping[str, Any]) -> bool:
     return any(attempt.get("status") == AttemptStatus.DRIFT for attempt in record.get("attempts", []))
 
@@ -176,7 +185,8 @@ def _rank(report: Report) -> tuple[bool, datetime, str]:
 def _run_problem(path: Path, document: Mapping[str, Any]) -> str | None:
     """Why one report cannot stand for its whole release: a partial selection, or cases that never ran."""
     selection = document.get("selection")
-    if isinstance(selection, Mapping) and selection.get("partial") is True:
+    shard = isinstance(document.get("grid_run"), Mapping)  # one shard of a plan: plan_gaps() covers it
+    if isinstance(selection, Mapping) and selection.get("partial") is True and not shard:
         why = selection.get("reason") or "part of the matrix"
         return f"{path}: the run selected part of the matrix ({why}): run the whole matrix"
     if document["complete"] is not True:
@@ -213,7 +223,10 @@ def merge(reports: list[Report]) -> Grid:
             problem = _run_problem(path, document)
             incomplete += [problem] if problem else []
             for record in document["cases"]:
-                if record["id"] not in chosen:
+                held = rows.get(record["id"], {}).get(release)
+                if record["id"] not in chosen or (
+                    held is not None and not held.checked and _cell(record, path).checked
+                ):  # a shard that judged the case wins over one that left it unchecked
                     chosen[record["id"]] = record
                     rows.setdefault(record["id"], {})[release] = _cell(record, path)
                 else:
@@ -238,6 +251,7 @@ def merge(reports: list[Report]) -> Grid:
             if release not in found[key].releases:
                 found[key].releases.append(release)
     ordered = dict(sorted(rows.items()))
+    incomplete += plan_gaps([document for report in reports for document in [report[1]]])
     incomplete += _cell_problems(releases, ordered)
     _mark_changes(releases, ordered)
     return Grid(releases, ordered, list(found.values()), sources, incomplete, notes)
@@ -273,6 +287,31 @@ def _mark_changes(releases: list[str], rows: dict[str, dict[str, Cell]]) -> None
                 continue
             current.changed = previous is not None and previous.verdict != current.verdict
             previous = current
+
+
+def plan_gaps(documents: list[dict[str, Any]]) -> list[str]:
+    """What a ``tokcompat grid`` plan promised and no report holds: each report it writes names the
+    plan (its releases and how many cells) and the cells it holds, so a shard that never reported shows."""
+    parts = [
+        part
+        for document in documents
+        for part in (document.get("grid_run_parts") or [document.get("grid_run")])
+        if isinstance(part, dict) and isinstance(part.get("plan"), dict)
+    ]
+    if not parts:
+        return []
+    gaps: list[str] = []
+    planned = max(int(part["plan"].get("cells", 0)) for part in parts)
+    held = sum(int(part.get("cells", 0)) for part in parts)
+    if held < planned:
+        gaps.append(
+            f"{planned - held} of the {planned} planned cells have no report (did a shard not finish?)"
+        )
+    labels = {str(label) for part in parts for label in part["plan"].get("releases", [])}
+    reported = {str(part.get("release")) for part in parts}
+    for label in sorted(labels - reported):
+        gaps.append(f"no report for transformers {label}")
+    return gaps
 
 
 def render(grid: Grid, form: str) -> str:

@@ -32,7 +32,7 @@ CASE_KEYS = {
     "served_names": "names the model is served under (--served-model-name)",
     "note": "free text shown in the report",
 }
-TOP_KEYS = {"version", "cases", "golden_dir"}
+TOP_KEYS = {"version", "cases", "golden_dir", "floor"}
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 MAX_NODES = 200_000
 SCALAR_TAGS = {
@@ -306,6 +306,13 @@ def _read_root(reader: _Reader, root: yaml.Node) -> list[Case]:
             f"matrix version {top['version']!r} is not supported",
             "set 'version: 1'",
         )
+    if "floor" in top and not _is_version(top["floor"]):
+        reader.problem(
+            keys["floor"][1],
+            None,
+            f"'floor' must be a transformers version such as \"4.57\", not {top['floor']!r}",
+            "quote the oldest release the grid should cover",
+        )
     golden_dir = top.get("golden_dir", "golden")
     if not isinstance(golden_dir, str):
         reader.problem(keys["golden_dir"][1], None, "'golden_dir' must be a folder name", "write a path")
@@ -332,6 +339,18 @@ def _read_root(reader: _Reader, root: yaml.Node) -> list[Case]:
         seen[case.id] = case.line
         cases.append(case)
     return cases
+
+
+def _is_version(value: Any) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    if not isinstance(value, str):
+        return False
+    try:
+        Version(value)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -> Case | None:
