@@ -93,7 +93,9 @@ def night(tmp_path: Path, repo: Repo, reports: dict[str, dict[str, Any]], comple
     grid.mkdir(parents=True, exist_ok=True)
     for name, document in reports.items():
         write(grid, name, document)
-    write(grid, "grid.json", {"releases": [], "rows": {}}, valid=False)  # the merged grid travels in the same artifact
+    write(
+        grid, "grid.json", {"releases": [], "rows": {}}, valid=False
+    )  # the merged grid travels in the same artifact
     environment = dict(os.environ)
     environment["PATH"] = os.pathsep.join(
         [str(repo.bin), str(Path(sys.executable).parent), environment["PATH"]]
