@@ -555,8 +555,12 @@ def _watch(
                 else:
                     for message in reader.feed(chunk):
                         run.messages.append(message)
-                        if message.get("kind") == "phase" and terminated_at is None:
-                            run.phase = str(message.get("phase"))
+                        if (
+                            message.get("kind") == "phase"
+                            and terminated_at is None
+                            and _advances(run, message)
+                        ):
+                            run.phase = str(message["phase"])
                             deadline = None if not timeout else time.monotonic() + timeout
                     if reader.error:
                         run.messages.append({"kind": "error", "detail": reader.error})
@@ -567,6 +571,15 @@ def _watch(
         selector.close()
     run.stdout, run.stderr = tails[out_r].text(), tails[err_r].text()
     return status
+
+
+_PHASES = ("prepare", "load", "encode")
+
+
+def _advances(run: ChildRun, message: dict[str, Any]) -> bool:
+    """Only a step forward (prepare, load, encode) renews the time limit: a child cannot extend its own."""
+    phase = message.get("phase")
+    return phase in _PHASES and _PHASES.index(str(phase)) > _PHASES.index(run.phase)
 
 
 def _drain(descriptor: int, sink: _FrameReader | _Tail, run: ChildRun) -> None:
@@ -660,8 +673,8 @@ def _run_spawned(job: Any, timeout: float | None) -> ChildRun:
                 break
             for message in reader.feed(data):
                 run.messages.append(message)
-                if message.get("kind") == "phase":
-                    run.phase = str(message.get("phase"))
+                if message.get("kind") == "phase" and _advances(run, message):
+                    run.phase = str(message["phase"])
                     deadline = None if not timeout else time.monotonic() + timeout
                 if message.get("kind") == "end":
                     run.stdout, run.stderr = str(message.get("stdout", "")), str(message.get("stderr", ""))
