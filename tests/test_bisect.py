@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
+import pytest_tokcompat
 from pytest_tokcompat.ci import bisect, releases
 from pytest_tokcompat.ci.bisect import BisectError, BuildError, Target, UvVerdict, bisect_releases, max_builds
 from pytest_tokcompat.ci.releases import Page
@@ -300,6 +301,8 @@ def test_uv_verdict_reports_a_missing_uv(tmp_path: Path) -> None:
         judge(Version("5.0.0"))
 
 
-def test_package_requirement_is_this_checkout() -> None:
-    root = Path(bisect.__file__).resolve().parents[2]
-    assert bisect.package_requirement() == str(root)
+def test_package_requirement_is_this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    checkout = Path(__file__).resolve().parents[1]  # the tests run from the editable checkout
+    assert bisect.package_requirement() == str(checkout)
+    monkeypatch.setattr(bisect, "project_root", lambda: None)  # an installed wheel: the same release
+    assert bisect.package_requirement() == f"pytest-tokcompat=={pytest_tokcompat.__version__}"

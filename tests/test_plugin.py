@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -110,7 +109,7 @@ def test_remote_code_never_runs_without_opt_in(
     assert canary.read_text() == "remote code ran"
 
 
-@pytest.mark.parametrize("xdist", XDIST_MODES)
+@pytest.mark.parametrize("xdist", XDIST_MODES[:1])  # xdist changes nothing here: no -n 2 twin
 def test_drift_is_caught_with_both_id_lists(pytester: pytest.Pytester, xdist: list[str]) -> None:
     root = pytester.path
     folder = toys.native_toy(root / "drift")
@@ -179,7 +178,7 @@ def _gpt2_alias_conftest(native_since: str | None, native_drift: str | None = No
     )
 
 
-@pytest.mark.parametrize("xdist", XDIST_MODES)
+@pytest.mark.parametrize("xdist", XDIST_MODES[:1])  # xdist changes nothing here: no -n 2 twin
 def test_obsolete_alias_alarm_until_the_release_is_recorded(
     pytester: pytest.Pytester, xdist: list[str]
 ) -> None:
@@ -265,9 +264,7 @@ def test_without_the_flag_nothing_is_added_and_transformers_is_not_imported(
             assert "tokenizers" not in sys.modules
         """
     )
-    env_copy = dict(os.environ)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist")
-    assert os.environ == env_copy
     result.assert_outcomes(passed=1)
     assert "tokcompat: matrix" not in result.stdout.str()
 
