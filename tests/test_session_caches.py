@@ -15,7 +15,6 @@ from conftest import SessionDirs
 WHERE = """
 import json
 from huggingface_hub import constants
-from transformers.utils import hub as transformers_hub
 from pytest_tokcompat.ci.bisect import default_cache
 from pytest_tokcompat.sources.hub import hub_cache_dir
 from pytest_tokcompat.sources.snapshots import cache_root, user_cache_home
@@ -27,7 +26,7 @@ print(json.dumps({
     "hub cache": str(hub_cache_dir()),
     "huggingface_hub's hub cache": constants.HF_HUB_CACHE,
     "huggingface_hub's token path": constants.HF_TOKEN_PATH,
-    "transformers' remote code modules": transformers_hub.HF_MODULES_CACHE,
+    "huggingface_hub's home (transformers' remote code modules beneath)": constants.HF_HOME,
 }))
 """
 
@@ -53,7 +52,11 @@ def test_every_cache_points_into_the_session_dir(session_dirs: SessionDirs) -> N
     exec(
         WHERE, namespace
     )  # the same probe as the subprocess below, in this process (an xdist worker under -n 2)
-    assert_inside_the_session(json.loads(printed[0]), session_dirs)
+    from transformers.utils import hub as transformers_hub
+
+    found = json.loads(printed[0])
+    found["transformers' remote code modules"] = transformers_hub.HF_MODULES_CACHE
+    assert_inside_the_session(found, session_dirs)
     assert Path(os.environ["TOKCOMPAT_CACHE"]) == session_dirs.snapshots
 
 
