@@ -27,9 +27,10 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "scale": ([], ["--entries", "12"]),
     "grid": ([], ["--envs", "tflatest"]),
     "bisect": ([], ["--max", "16"]),
+    "suite": ([], []),
 }
 SCRIPTS = {"overhead": "overhead.py", "collection": "collection.py", "scale": "scale.py",
-           "grid": "grid_build.py", "bisect": "bisect_builds.py"}  # fmt: skip
+           "grid": "grid_build.py", "bisect": "bisect_builds.py", "suite": "suite_speed.py"}  # fmt: skip
 
 
 def rows(name: str, data: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
@@ -72,6 +73,12 @@ def rows(name: str, data: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
             (f"bisect builds, n={data['rows'][0]['n']}..{data['rows'][-1]['n']}",
              f"worst {worst['worst']} at n={worst['n']}, least slack {data['slack']}", "<= ceil(log2 n)+2",
              data["met"] and data["found_right"]),
+        ]  # fmt: skip
+    if name == "suite":
+        return [
+            (f"default test suite: {data['baseline_commit'][:7]} / now",
+             f"{data['ratio']:.2f}x ({data['baseline_median_s']:.0f}s / {data['current_median_s']:.0f}s)",
+             ">= 2x", data["met"]),
         ]  # fmt: skip
     return []
 

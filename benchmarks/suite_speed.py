@@ -10,7 +10,8 @@ script (``uv pip freeze``) are the constraints of both installs. The baseline su
 snapshots in the user's cache; here that cache is a temp folder, assembled once before any
 measured run (a developer's cache is warm). The current suite assembles its snapshots into its
 own session tmp dir on every run, by design, and that is measured. Runs alternate (baseline,
-current, baseline, ...); the figure is the ratio of the medians. Nothing is left behind: the
+current, baseline, ...); the figure is the ratio of the median wall times (the CPU time of the
+process trees is printed beside it: a busy machine stretches wall time). Nothing is left behind: the
 worktree, the venvs and every cache are removed at the end.
 
 Run:  python benchmarks/suite_speed.py [--reps 1] [--baseline d73e36e] [--json OUT] [--no-wait] [--keep]
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -61,7 +63,8 @@ def constraints(uv: str, work: Path) -> Path:
 
 
 def make_venv(uv: str, checkout: Path, venv: Path, pins: Path) -> Path:
-    run([uv, "venv", "-q", "--python", sys.executable, str(venv)])
+    # --seed: pip in the venv, as in .ci/run's `python3 -m venv` (a test reads pip's default index)
+    run([uv, "venv", "-q", "--seed", "--python", sys.executable, str(venv)])
     python = venv / "bin" / "python"
     run([uv, "pip", "install", "-q", "--python", str(python), "-c", str(pins), "-e", f"{checkout}[test]"])
     return python
@@ -76,6 +79,12 @@ def suite_env(work: Path, label: str) -> dict[str, str]:
     for key in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_MODULES_CACHE", "VIRTUAL_ENV"):
         env.pop(key, None)
     return env
+
+
+def cpu_seconds_of_children() -> float:
+    """User + system CPU time of every finished child process (and the children they waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def counts(timed: Timed) -> str:
@@ -120,6 +129,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             env=envs["baseline"],
         )
         times: dict[str, list[float]] = {label: [] for label in pythons}
+        cpu: dict[str, list[float]] = {label: [] for label in pythons}
         outcomes: dict[str, list[str]] = {label: [] for label in pythons}
         for rep in range(args.reps):
             for label in ("baseline", "current"):
@@ -127,14 +137,20 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                     wait_until_quiet()
                 load = os.getloadavg()[0]
                 print(f"rep {rep + 1}/{args.reps}: {label} suite (load {load:.2f}) ...", flush=True)
+                cpu_before = cpu_seconds_of_children()
                 timed = run_timed([str(pythons[label]), *COMMAND], cwd=checkouts[label], env=envs[label])
+                cpu[label].append(cpu_seconds_of_children() - cpu_before)
                 summary = counts(timed)
-                print(f"  {timed.seconds:.1f} s, exit {timed.returncode}: {summary}", flush=True)
+                print(
+                    f"  {timed.seconds:.1f} s wall, {cpu[label][-1]:.1f} s CPU, exit {timed.returncode}: {summary}",
+                    flush=True,
+                )
                 if timed.returncode != 0:
                     print(tail(timed.stdout, 40))
                 times[label].append(timed.seconds)
                 outcomes[label].append(f"exit {timed.returncode}: {summary}")
         ratio = median(times["baseline"]) / median(times["current"])
+        cpu_ratio = median(cpu["baseline"]) / median(cpu["current"])
         return {
             "baseline_commit": commit,
             "command": "python " + " ".join(COMMAND),
@@ -142,6 +158,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "current_s": times["current"],
             "baseline_median_s": median(times["baseline"]),
             "current_median_s": median(times["current"]),
+            "baseline_cpu_s": cpu["baseline"],
+            "current_cpu_s": cpu["current"],
+            "cpu_ratio": cpu_ratio,
+            "load_average_at_end": os.getloadavg()[0],
             "outcomes": outcomes,
             "ratio": ratio,
             "target": TARGET,
@@ -178,6 +198,10 @@ def main() -> int:
     )
     print(f"  current:               {data['current_median_s']:.1f} s  {data['outcomes']['current']}")
     print(f"  ratio baseline / current: {data['ratio']:.2f}x (target >= {TARGET}x): {verdict(data['met'])}")
+    print(
+        f"  CPU time (less sensitive to a busy machine): {median(data['baseline_cpu_s']):.0f} s / "
+        f"{median(data['current_cpu_s']):.0f} s = {data['cpu_ratio']:.2f}x"
+    )
     write_json(args.json, data)
     return 0
 
