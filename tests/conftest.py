@@ -4,11 +4,12 @@ and checks that no test leaves transformers' registries changed or writes into t
 The environment is set here, at the first import of this file, before huggingface_hub and
 transformers read it (both read their cache folders once, at import). The process that sets it
 owns the session dir; xdist workers and every subprocess of a test (pytester's included) inherit
-it, so they share one snapshot cache, assembled once, and the owner removes it at the end.
+it, so they share one snapshot cache, assembled once, and the owner removes it when it exits.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -72,6 +73,7 @@ def _session_dirs() -> tuple[SessionDirs, bool]:
         users_caches = tuple(_users_cache_roots())
     dirs = SessionDirs(root, root / "snapshots", root / "xdg-cache", root / "hf-home", users_caches)
     if owner:
+        atexit.register(shutil.rmtree, root, ignore_errors=True)  # after pytest and its workers are done
         for key in _HF_OVERRIDES:
             os.environ.pop(key, None)
         os.environ.update(
@@ -89,11 +91,11 @@ def _session_dirs() -> tuple[SessionDirs, bool]:
 
 
 SESSION, SESSION_OWNER = _session_dirs()
+if SESSION_OWNER and "huggingface_hub" in sys.modules:  # it has read the user's HF_HOME already
+    raise RuntimeError("huggingface_hub was imported before tests/conftest.py set the session's HF_HOME")
 
 # pytester's in-process runs drop the modules a run imported; Rust extension modules
 # (tokenizers, tiktoken) cannot be imported twice in one process, so import them once here.
-assert "huggingface_hub" not in sys.modules, "huggingface_hub was imported before the session's HF_HOME"
-
 import tiktoken  # noqa: E402, F401
 import tokenizers  # noqa: E402, F401
 import transformers  # noqa: E402
@@ -132,7 +134,10 @@ WRITES_INTO_USERS_CACHES: list[str] = []
 def _written_paths(event: str, args: tuple[object, ...]) -> tuple[object, ...]:
     if event == "open":
         path, mode, flags = args
-        writes = any(c in "wax+" for c in mode) if isinstance(mode, str) else bool(flags & _WRITE_FLAGS)  # type: ignore[operator]
+        if isinstance(mode, str):  # open(): the mode; os.open(): the flags
+            writes = any(c in "wax+" for c in mode)
+        else:
+            writes = isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
         return (path,) if writes else ()
     return tuple(args[i] for i in _PATH_ARGS[event] if i < len(args))
 
@@ -177,11 +182,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if WRITES_INTO_USERS_CACHES:
         print("\nwrites into the user's cache were attempted:", *WRITES_INTO_USERS_CACHES, sep="\n  ")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if SESSION_OWNER:
-        shutil.rmtree(SESSION.root, ignore_errors=True)
 
 
 # ---- shared fixtures ----------------------------------------------------------------------------

@@ -6,7 +6,6 @@ that records its call, and every example checks that it was never called.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -336,12 +335,10 @@ def billion_laughs(where: str) -> str:
 
 
 @pytest.mark.parametrize("where", ["top", "case"])
-def test_billion_laughs_ends_quickly(tmp_path: Path, where: str) -> None:
+def test_billion_laughs_is_refused_by_the_node_limit(tmp_path: Path, where: str) -> None:
     path = tmp_path / "models.yaml"
     path.write_text(billion_laughs(where), encoding="utf-8")
-    started = time.perf_counter()
     with pytest.raises(MatrixError) as caught:
-        load_matrix(path)
-    assert time.perf_counter() - started < 5
+        load_matrix(path)  # without the node limit this would expand 10**9 strings: no timing needed
     assert any("YAML nodes" in p.what for p in caught.value.problems), caught.value
     assert all(p.line >= 1 for p in caught.value.problems)

@@ -8,9 +8,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from conftest import SessionDirs
+
+if TYPE_CHECKING:
+    from conftest import SessionDirs
 
 WHERE = """
 import json
