@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 SESSION_VAR = "TOKCOMPAT_TESTS_SESSION_DIR"
 USER_CACHES_VAR = "TOKCOMPAT_TESTS_USER_CACHES"
@@ -83,6 +84,7 @@ def _session_dirs() -> tuple[SessionDirs, bool]:
                 "TOKCOMPAT_CACHE": str(dirs.snapshots),
                 "XDG_CACHE_HOME": str(dirs.xdg_cache),
                 "HF_HOME": str(dirs.hf_home),
+                "HYPOTHESIS_STORAGE_DIRECTORY": str(root / "hypothesis"),  # not .hypothesis/ in the checkout
                 "HF_HUB_OFFLINE": "1",
                 "HF_HUB_DISABLE_TELEMETRY": "1",
             }
@@ -105,11 +107,12 @@ from transformers.models.auto import tokenization_auto  # noqa: E402, F401
 transformers.logging.set_verbosity_error()
 
 # A developer's run explores a little; CI (HYPOTHESIS_PROFILE=ci, set by .ci/run) the full count.
-# No example database: a failure prints its example and a @reproduce_failure blob instead of
-# leaving a .hypothesis folder in the checkout.
+# No example database: a failure prints its example and a @reproduce_failure blob; what else
+# hypothesis stores goes to the session dir, not to a .hypothesis folder in the checkout.
 settings.register_profile("dev", max_examples=25, deadline=None, database=None, print_blob=True)
 settings.register_profile("ci", max_examples=300, deadline=None, database=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+set_hypothesis_home_dir(os.environ["HYPOTHESIS_STORAGE_DIRECTORY"])  # its unicode tables, too
 
 
 # ---- nothing written into the user's caches -----------------------------------------------------

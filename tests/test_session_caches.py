@@ -55,10 +55,12 @@ def test_every_cache_points_into_the_session_dir(session_dirs: SessionDirs) -> N
     exec(
         WHERE, namespace
     )  # the same probe as the subprocess below, in this process (an xdist worker under -n 2)
+    from hypothesis.configuration import storage_directory
     from transformers.utils import hub as transformers_hub
 
     found = json.loads(printed[0])
     found["transformers' remote code modules"] = transformers_hub.HF_MODULES_CACHE
+    found["hypothesis's storage"] = str(storage_directory("unicode_data", intent_to_write=False).path)
     assert_inside_the_session(found, session_dirs)
     assert Path(os.environ["TOKCOMPAT_CACHE"]) == session_dirs.snapshots
 
