@@ -29,9 +29,11 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "grid": ([], ["--envs", "tflatest"]),
     "bisect": ([], ["--max", "16"]),
     "incremental": ([], ["--releases", "5.11.0"]),
+    "suite": ([], []),
 }
 SCRIPTS = {"overhead": "overhead.py", "isolation": "isolation.py", "collection": "collection.py", "scale": "scale.py",
-           "grid": "grid_build.py", "bisect": "bisect_builds.py", "incremental": "grid_incremental.py"}  # fmt: skip
+           "grid": "grid_build.py", "bisect": "bisect_builds.py", "incremental": "grid_incremental.py",
+           "suite": "suite_speed.py"}  # fmt: skip
 
 
 def rows(name: str, data: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
@@ -86,6 +88,12 @@ def rows(name: str, data: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
             (f"bisect builds, n={data['rows'][0]['n']}..{data['rows'][-1]['n']}",
              f"worst {worst['worst']} at n={worst['n']}, least slack {data['slack']}", "<= ceil(log2 n)+2",
              data["met"] and data["found_right"]),
+        ]  # fmt: skip
+    if name == "suite":
+        return [
+            (f"default test suite: {data['baseline_commit'][:7]} / now",
+             f"{data['ratio']:.2f}x ({data['baseline_median_s']:.0f}s / {data['current_median_s']:.0f}s)",
+             ">= 2x", data["met"]),
         ]  # fmt: skip
     return []
 

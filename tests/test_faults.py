@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import toys
+import transformers
+from packaging.version import Version
 from reportdata import read_valid_report
 
 from pytest_tokcompat.judge.evaluate import FAILED, run_case
@@ -48,9 +50,7 @@ def test_config_without_model_type_is_judged_and_says_so(tmp_path: Path) -> None
     (folder / "config.json").write_text("{}")
     judgement = judge(folder)
     assert judgement.model_type is None
-    assert judgement.verdict in {"native", "broken"}
-    if judgement.verdict == "native":
-        assert judgement.parity.ok
+    assert judgement.verdict == "native" and judgement.parity.ok  # tokenizer_config.json names the class
 
 
 def test_truncated_tokenizer_json_is_not_checked(tmp_path: Path) -> None:
@@ -69,8 +69,8 @@ def test_tokenizer_class_that_does_not_exist(tmp_path: Path) -> None:
     judgement = judge(folder)
     native = judgement.attempt("native")
     assert native is not None
-    if judgement.verdict == "broken":  # transformers 4.x refuses the class
-        assert "NoSuchTokenizer" in (native.detail or "")
+    if Version(transformers.__version__).major < 5:  # transformers 4.x refuses the class
+        assert judgement.verdict == "broken" and "NoSuchTokenizer" in (native.detail or "")
     else:  # transformers 5.x falls back to tokenizer.json, and parity proves it right
         assert judgement.verdict == "native" and judgement.parity.ok
 
@@ -176,7 +176,12 @@ def test_an_attempt_that_fails_half_way_leaves_no_registration(tmp_path: Path) -
     )
     before = registry_fingerprint()
     judgement = judge(folder, registry={toy.model_type: toy})
-    assert judgement.attempt("alias") is not None
+    alias = judgement.attempt("alias")
+    assert (
+        alias is not None
+        and alias.status == "load-error"
+        and "Merges text file invalid" in (alias.detail or "")
+    )
     assert registry_fingerprint() == before
 
 
@@ -205,12 +210,12 @@ def test_a_dying_worker_leaves_the_other_records_and_its_case_not_checked(pytest
         "-p",
         "no:randomly",
     )
-    assert result.ret != 0
+    result.assert_outcomes(passed=2, failed=1, skipped=1)  # first, third; victim; the deepseek_v32 alias
     report = read_valid_report(pytester.path / "report.json")
     records = {record["id"]: record for record in report["cases"]}
     assert report["complete"] is False
     assert records["first"]["verdict"] == records["third"]["verdict"] == "native"
-    assert records["victim"]["status"] in ("not-checked", "failed")
+    assert records["victim"]["status"] == "not-checked"
     assert records["victim"]["verdict"] is None, "a case that never ran has no verdict"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -55,7 +54,7 @@ def ladder_matrix(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) ->
     )
 
 
-@pytest.mark.parametrize("xdist", XDIST_MODES)
+@pytest.mark.parametrize("xdist", XDIST_MODES[:1])  # under -n 2: test_report_is_written_once_and_complete
 def test_every_verdict_of_the_ladder(
     pytester: pytest.Pytester, ladder_matrix: Path, xdist: list[str]
 ) -> None:
@@ -82,12 +81,21 @@ def test_every_verdict_of_the_ladder(
 def test_report_is_written_once_and_complete(
     pytester: pytest.Pytester, ladder_matrix: Path, xdist: list[str]
 ) -> None:
-    run(pytester, ladder_matrix, "--tokcompat-report=report.json", *xdist)
+    result = run(pytester, ladder_matrix, "--tokcompat-report=report.json", *xdist)
+    result.assert_outcomes(passed=6, skipped=1)
+    result.stdout.fnmatch_lines(["*case*model_type*expected*verdict*parity*remedy*"])  # by the controller
     report = report_of(pytester)
     assert report["schema_version"] == SCHEMA_VERSION
     assert set(report["versions"]) >= {"transformers", "tokenizers", "huggingface_hub", "python"}
     cases = {c["id"]: c for c in report["cases"]}
     assert len(cases) == 7
+    assert {k: c["verdict"] for k, c in cases.items() if c["kind"] == "case"} == {
+        "native": "native",
+        "alias": "alias",
+        "broken": "broken",
+        "remote": "auto_map",
+        "remote-no-optin": "broken",
+    }
     native = cases["native"]
     assert native["static"]["registered_natively"] is True
     assert native["attempts"][0]["remedy"] == "native"
@@ -112,7 +120,7 @@ def test_remote_code_never_runs_without_opt_in(
     assert canary.read_text() == "remote code ran"
 
 
-@pytest.mark.parametrize("xdist", XDIST_MODES)
+@pytest.mark.parametrize("xdist", XDIST_MODES[:1])  # xdist changes nothing here: no -n 2 twin
 def test_drift_is_caught_with_both_id_lists(pytester: pytest.Pytester, xdist: list[str]) -> None:
     root = pytester.path
     folder = toys.native_toy(root / "drift")
@@ -181,7 +189,7 @@ def _gpt2_alias_conftest(native_since: str | None, native_drift: str | None = No
     )
 
 
-@pytest.mark.parametrize("xdist", XDIST_MODES)
+@pytest.mark.parametrize("xdist", XDIST_MODES[:1])  # xdist changes nothing here: no -n 2 twin
 def test_obsolete_alias_alarm_until_the_release_is_recorded(
     pytester: pytest.Pytester, xdist: list[str]
 ) -> None:
@@ -279,9 +287,7 @@ def test_without_the_flag_nothing_is_added_and_transformers_is_not_imported(
             assert "tokenizers" not in sys.modules
         """
     )
-    env_copy = dict(os.environ)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist")
-    assert os.environ == env_copy
     result.assert_outcomes(passed=1)
     assert "tokcompat: matrix" not in result.stdout.str()
 
