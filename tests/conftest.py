@@ -106,7 +106,7 @@ from transformers.models.auto import tokenization_auto  # noqa: E402, F401
 
 # The judge's fork server belongs to the module that started it; imported here, pytester's in-process
 # runs share one server instead of each starting (and importing transformers in) another.
-import pytest_tokcompat.judge.child  # noqa: F401
+import pytest_tokcompat.judge.child  # noqa: E402, F401
 
 transformers.logging.set_verbosity_error()
 
