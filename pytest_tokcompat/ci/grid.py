@@ -23,6 +23,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from pytest_tokcompat.ci.loaders import loader_rows, loader_text
 from pytest_tokcompat.contract import ALIAS, SCHEMA_VERSION, is_full_run, parse_timestamp, read_report
 from pytest_tokcompat.errors import ReportError as GridError
 from pytest_tokcompat.model import AttemptStatus, CaseStatus
@@ -88,6 +89,8 @@ class Grid:
     """Why the grid cannot say that all is well, one line each; empty when it is complete."""
     notes: list[str] = field(default_factory=list)
     """Information that changes no exit status (several reports for one release)."""
+    loaders: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    """``case / loader:NAME`` -> release -> {status, text}: client loaders beside the verdicts (no exit status)."""
 
     @property
     def complete(self) -> bool:
@@ -121,6 +124,7 @@ class Grid:
             "alarms": [alarm.__dict__ for alarm in self.alarms],
             "sources": self.sources,
             "notes": self.notes,
+            **({"loaders": self.loaders} if self.loaders else {}),
         }
 
 
@@ -213,6 +217,7 @@ def merge(reports: list[Report]) -> Grid:
     sources: dict[str, list[str]] = {}
     incomplete: list[str] = []
     notes: list[str] = []
+    loaders: dict[str, dict[str, dict[str, str]]] = {}
     for version in sorted(groups):
         group = sorted(groups[version], key=_rank, reverse=True)
         release = group[0][1]["transformers_version"]  # 5.0 and 5.0.0 are one release
@@ -242,6 +247,12 @@ def merge(reports: list[Report]) -> Grid:
                 f"transformers {release}: {len(group)} reports ({', '.join(sources[release])}); "
                 "each cell comes from the newest complete one that has it"
             )
+        for record in chosen.values():
+            for row, result in loader_rows(record):
+                loaders.setdefault(row, {})[release] = {
+                    "status": str(result.get("status")),
+                    "text": loader_text(result),
+                }
         for alarm in _release_alarms(group, chosen.values()):
             key = (alarm["kind"], alarm["subject"])
             if key not in found:
@@ -254,7 +265,9 @@ def merge(reports: list[Report]) -> Grid:
     incomplete += plan_gaps([document for report in reports for document in [report[1]]])
     incomplete += _cell_problems(releases, ordered)
     _mark_changes(releases, ordered)
-    return Grid(releases, ordered, list(found.values()), sources, incomplete, notes)
+    return Grid(
+        releases, ordered, list(found.values()), sources, incomplete, notes, dict(sorted(loaders.items()))
+    )
 
 
 def _cell_problems(releases: list[str], rows: dict[str, dict[str, Cell]]) -> list[str]:
@@ -352,11 +365,19 @@ def render_markdown(grid: Grid) -> str:
     lines.append("|---" * (len(grid.releases) + 1) + "|")
     for case, cells in grid.rows.items():
         lines.append(f"| {case} | " + " | ".join(_cell_text(cells.get(r)) for r in grid.releases) + " |")
+    for row, results in grid.loaders.items():
+        texts = [_markdown_escape(results[r]["text"]) if r in results else "—" for r in grid.releases]
+        lines.append(f"| {_markdown_escape(row)} | " + " | ".join(texts) + " |")
     lines += [
         "",
         f"{MARK_UNEXPECTED} differs from the matrix · {MARK_DRIFT} some remedy loads with wrong ids · "
         f"{MARK_CHANGED} changed since the previous release · {MARK_NOT_CHECKED} not checked · "
-        "— no record for that release",
+        "— no record for that release"
+        + (
+            " · loader:NAME rows: a client's own loader judged beside the verdict (information)"
+            if grid.loaders
+            else ""
+        ),
         "",
     ]
     lines += [f"Note: {note}" for note in grid.notes]
@@ -380,6 +401,7 @@ def render_markdown(grid: Grid) -> str:
     return text
 
 
+_LOADER_COLOURS = {"ok": "#d8f5d0", "drift": "#ffd0d0", "not-checked": "#eeeeee"}
 _COLOURS = {"native": "#d8f5d0", "auto_map": "#d6e8ff", "alias": "#fff2c2", "broken": "#ffd0d0"}
 
 
@@ -397,6 +419,14 @@ def render_html(grid: Grid) -> str:
                 f'<td style="background:{colour};border:{border}" title="{title}">{html.escape(_cell_text(cell))}</td>'
             )
         body.append(f"<tr><th>{html.escape(case)}</th>{''.join(tds)}</tr>")
+    for row, results in grid.loaders.items():
+        tds = []
+        for release in grid.releases:
+            result = results.get(release)
+            colour = "#eeeeee" if result is None else _LOADER_COLOURS.get(result["status"], "#ffe0c0")
+            text = html.escape(result["text"] if result else "—")
+            tds.append(f'<td style="background:{colour};border:1px solid #999" title="{text}">{text}</td>')
+        body.append(f"<tr><th>{html.escape(row)}</th>{''.join(tds)}</tr>")
     alarms = "".join(
         f"<li><b>{html.escape(a.kind)}</b> {html.escape(a.subject)}, first in {html.escape(a.first_release)}: "
         f"{html.escape(a.message)}. <i>{html.escape(a.action)}</i></li>"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_tokcompat.ci.loaders import loader_rows, loader_text
 from pytest_tokcompat.contract import ALIAS, CASE
 from pytest_tokcompat.model import CaseStatus, Verdict
 
@@ -55,6 +56,9 @@ def summary_lines(records: list[dict[str, Any]]) -> list[str]:
                 f"note: {record['id']}: the static view predicts {predicted}, the measured verdict is "
                 f"{record.get('verdict')} (information, not a failure)"
             )
+    for record in cases:
+        for row, result in loader_rows(record):
+            lines.append(f"{row}: {loader_text(result)}")
     for record in aliases:
         message = (record.get("message") or "").splitlines() or [""]
         lines.append(f"{record['id']}: {record.get('status')}: {message[0]}".rstrip())

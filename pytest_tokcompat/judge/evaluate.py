@@ -23,6 +23,7 @@ from pytest_tokcompat.judge.ladder import (
 )
 from pytest_tokcompat.judge.static import CheckpointError, read_json_object
 from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.model import CaseStatus
 from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
@@ -89,6 +90,7 @@ def judge_case(
     record: bool = False,
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    loaders: tuple[ClientLoader, ...] | list[ClientLoader] = (),
 ) -> Judgement:
     """The ladder with the case's own opt-in, texts and golden ids; remembered for its alias item."""
     judgement = judge(
@@ -100,6 +102,7 @@ def judge_case(
         record_as=case.id if record else None,
         keep_tokenizer=keep_tokenizer,
         limits=limits,
+        loaders=loaders,
     )
     _JUDGED[(case.id, str(folder))] = replace(judgement, tokenizer=None)  # keep no tokenizer alive
     return judgement
@@ -112,6 +115,7 @@ def run_case(
     keep_tokenizer: bool = False,
     registry: dict[str, Alias] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    loaders: tuple[ClientLoader, ...] | list[ClientLoader] = (),
 ) -> CaseOutcome:
     version = transformers_version()
     try:
@@ -126,7 +130,13 @@ def run_case(
         return CaseOutcome(case.id, FAILED, str(error), expected)
     try:
         judgement = judge_case(
-            case, folder, registry=registry, record=record, keep_tokenizer=keep_tokenizer, limits=limits
+            case,
+            folder,
+            registry=registry,
+            record=record,
+            keep_tokenizer=keep_tokenizer,
+            limits=limits,
+            loaders=loaders,
         )
     except CheckpointError as error:
         # Files the judge cannot read (size cap, corrupt, unreadable): not checked, never broken, never passed.

@@ -38,6 +38,7 @@ from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.judge.remedies import register_alias
 from pytest_tokcompat.judge.static import TOKENIZER_FILES, StaticView, special_tokens, static_view
 from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Remedy, Verdict
 
 REMEDIES = tuple(Remedy)
@@ -168,6 +169,8 @@ class Judgement:
     truth_source: str | None
     recorded: Path | None = None
     tokenizer: Any = field(default=None, repr=False)
+    loaders: list[LoaderResult] = field(default_factory=list)
+    """Each declared client loader, judged beside the verdict (never a rung)."""
 
     @property
     def model_type(self) -> str | None:
@@ -191,7 +194,24 @@ class Judgement:
             "probe_texts": self.texts,
             "ground_truth": self.truth_source,
             "remote_files_ran": self.remote_files_ran,
+            **({"loaders": [result.to_json() for result in self.loaders]} if self.loaders else {}),
         }
+
+
+@dataclass
+class LoaderResult:
+    """A client loader's attempt on one checkpoint: information beside the verdict, not a remedy."""
+
+    loader: ClientLoader
+    attempt: Attempt
+    differing: int | None = None
+    """How many probe texts it encodes differently from the ground truth (drift only)."""
+    compared: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        record = self.attempt.to_json()
+        del record["remedy"], record["remote_files"]
+        return {**self.loader.to_json(), **record, "differing": self.differing, "compared": self.compared}
 
 
 class _Collect(logging.Handler):
@@ -293,6 +313,35 @@ class Job:
     cwd: str
     sys_path: list[str]
     max_memory_mb: float | None
+    loader: ClientLoader | None = None
+    """A client's own loader to call instead of a remedy (``remedy`` is then None)."""
+
+
+def call_client_loader(folder: Path, loader: ClientLoader) -> Any:
+    """Call the client's loader as the client does, and reach the tokenizer inside what it returns."""
+    import importlib
+
+    target: Any = importlib.import_module(loader.module)
+    for part in loader.callable.split("."):
+        target = getattr(target, part)
+    loaded = target(str(folder), **loader.kwargs)
+    for part in loader.attr.split(".") if loader.attr else ():
+        loaded = getattr(loaded, part)
+    if not callable(getattr(loaded, "encode", None)):
+        raise TypeError(
+            f"{loader.call}{':' + loader.attr if loader.attr else ''} returned a {type(loaded).__name__}, "
+            "which has no encode(); give the attribute path to the tokenizer (MODULE:CALLABLE:ATTR)"
+        )
+    return loaded
+
+
+def _count_differing(tokenizer: Any, truth: Truth, texts: list[str]) -> tuple[int, int]:
+    """How many of the texts with a ground truth the tokenizer encodes differently, of how many."""
+    compared = [text for text in texts if text in truth.ids]
+    differing = sum(
+        1 for text in compared if list(tokenizer.encode(text, add_special_tokens=False)) != truth.ids[text]
+    )
+    return differing, len(compared)
 
 
 def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) -> None:
@@ -314,15 +363,18 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
     except CheckpointError as error:
         emit({"kind": "checkpoint-error", "message": str(error)})
         return
-    if job.remedy is None:
+    if job.remedy is None and job.loader is None:
         return
     emit({"kind": "phase", "phase": "load"})
-    attempt = Attempt(job.remedy, LOAD_ERROR)
+    attempt = Attempt(job.remedy or f"loader:{job.loader.name if job.loader else ''}", LOAD_ERROR)
     started = time.perf_counter()
     caught: tuple[type[BaseException], ...] = (BaseException,) if contain else (Exception,)
     with _transformers_warnings() as messages:
         try:
-            loaded = load_with(folder, job.remedy, job.alias)
+            if job.loader is not None:
+                loaded = call_client_loader(folder, job.loader)
+            else:
+                loaded = load_with(folder, job.remedy or "native", job.alias)
         except caught as error:  # any failure to load is this attempt's result
             if isinstance(error, LoadTimeout):  # in-process only: the caller's time limit
                 raise
@@ -347,6 +399,10 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
                 attempt.status = statuses.get(attempt.parity.status, DRIFT)
                 if attempt.status == DRIFT:
                     attempt.detail = attempt.parity.describe()
+                    if job.loader is not None and truth is not None:
+                        with contextlib.suppress(Exception):  # the count is extra detail, never the result
+                            differing, compared = _count_differing(loaded, truth, texts)
+                            emit({"kind": "differing", "differing": differing, "compared": compared})
     attempt.seconds = time.perf_counter() - started
     attempt.warnings = list(messages)
     emit({"kind": "attempt", "attempt": {**attempt.to_json(), "undecided": attempt.undecided}})
@@ -521,13 +577,16 @@ def judge(
     record_as: str | None = None,
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    loaders: tuple[ClientLoader, ...] | list[ClientLoader] = (),
 ) -> Judgement:
     """Run the ladder on one checkpoint folder under the installed transformers.
 
     Each attempt runs in a child process. ``record_as`` (a case id) records golden ids that are
     missing, from an independent implementation of the checkpoint's own format, where the checkpoint
     has no tokenizer.json; ``keep_tokenizer`` loads the verdict's remedy once more, in this process,
-    after the judgement, for fixtures and ``load_tokenizer()``. Raises CheckpointError where the
+    after the judgement, for fixtures and ``load_tokenizer()``. Each of ``loaders`` (a client's own
+    loader) is then called in a child process of its own and checked against the same truth: its
+    result is recorded beside the verdict and never changes it. Raises CheckpointError where the
     checkpoint's files cannot be read.
     """
     from pytest_tokcompat.judge import child, golden
@@ -581,9 +640,25 @@ def judge(
         truth_source=found.truth.source if found.truth else None,
         recorded=recorded,
     )
+    judgement.loaders = [_judge_loader(folder, loader, found, given, limits, stop) for loader in loaders]
     if keep_tokenizer and verdict in (*REMEDIES, UNCHECKED):
         judgement.tokenizer = _load_here(folder, judgement, registry, found)
     return judgement
+
+
+def _judge_loader(
+    folder: Path, loader: ClientLoader, found: _Found, given: dict[str, Any], limits: Limits, stop: str | None
+) -> LoaderResult:
+    """One client loader in its own child, against the ground truth the ladder's children read."""
+    from pytest_tokcompat.judge import child
+
+    name = f"loader:{loader.name}"
+    if found.view is None or found.texts is None:
+        return LoaderResult(loader, Attempt(name, AttemptStatus.NOT_CHECKED, f"not tried: {stop}"))
+    run = child.run(_job(folder, None, None, found, loader=loader, **given), limits.load_timeout)
+    attempt = _absorb(run, name, found, limits.load_timeout)
+    counts = next((m for m in run.messages if m.get("kind") == "differing"), {})
+    return LoaderResult(loader, attempt, counts.get("differing"), counts.get("compared"))
 
 
 def _verdict(attempts: list[Attempt], found: _Found, refusal: str | None) -> tuple[str, Parity]:

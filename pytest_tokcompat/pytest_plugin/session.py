@@ -15,7 +15,7 @@ import pytest
 
 from pytest_tokcompat.contract import not_checked_record, report_document, utc_timestamp, write_report
 from pytest_tokcompat.matrix.loader import Matrix, MatrixError, bundled_matrix, load_matrix
-from pytest_tokcompat.pytest_plugin.items import PROPERTY, MatrixFile
+from pytest_tokcompat.pytest_plugin.items import PROPERTY, MatrixFile, loaders_from
 
 
 def matrix_path(config: pytest.Config) -> Path:
@@ -43,6 +43,7 @@ class TokcompatSession:
         self.config = config
         self.path = matrix_path(config)
         self.matrix = load_or_usage_error(self.path)
+        self.loaders = loaders_from(config, self.matrix)
         self.records: dict[str, dict[str, Any]] = {}
         self.written: Path | None = None
         self.started_at = utc_timestamp()
@@ -68,6 +69,7 @@ class TokcompatSession:
             nodeid = f"tokcompat/{self.path.name}"
         node = MatrixFile.from_parent(session, path=self.path, nodeid=nodeid)
         node.matrix = self.matrix
+        node.loaders = self.loaders
         collected = list(node.collect())
         items.extend(collected)
         report = pytest.CollectReport(nodeid, "passed", None, list[pytest.Item | pytest.Collector](collected))
