@@ -40,13 +40,14 @@ def check_json(*argv: str) -> tuple[int, dict[str, Any]]:
     return code, json.loads(out.getvalue())
 
 
+@pytest.mark.e2e
 def test_every_front_end_gives_the_same_verdict_and_parity_for_every_bundled_case(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """pytest --tokcompat, `tokcompat check <case>`, `tokcompat check <assembled folder>` and
     load_tokenizer(<case>) go through one resolver and one evaluator: one record per checkpoint, offline."""
     monkeypatch.setenv("HF_HUB_CACHE", str(pytester.path / "empty-hub-cache"))  # offline, nothing cached
-    result = pytester.runpytest(
+    result = pytester.runpytest_subprocess(
         "--tokcompat",
         f"--tokcompat-matrix={bundled_matrix()}",
         "--tokcompat-report=report.json",

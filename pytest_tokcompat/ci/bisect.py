@@ -20,11 +20,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -116,18 +114,19 @@ def bisect_releases(
     return BisectResult(subject, Probe(ordered[0], reference), Probe(ordered[high], known[high]), probes)
 
 
-def project_root() -> Path | None:
-    """The source checkout this package runs from, if it does (an editable or plain checkout)."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / "pyproject.toml").is_file() else None
+def package_requirement(cache: Path | None = None) -> str:
+    """What to install for this package: a wheel of the very files this process runs (never the index,
+    so it works from any install, unpublished, and from a dirty checkout)."""
+    from pytest_tokcompat.ci.install import own_wheel
+
+    return str(own_wheel(cache))
 
 
-def package_requirement() -> str:
-    """What to install for this package: its checkout when there is one, else the same release."""
-    root = project_root()
-    if root is not None:
-        return str(root)
-    return f"pytest-tokcompat=={metadata.version('pytest-tokcompat')}"
+def default_cache() -> Path:
+    """Bisect's throwaway environments: under the same cache home as the grid's."""
+    from pytest_tokcompat.ci.install import cache_home
+
+    return cache_home() / "bisect"
 
 
 @dataclass(frozen=True)
@@ -172,7 +171,11 @@ class UvVerdict:
     ) -> None:
         self.target = target
         self.cache = cache
-        self.uv = uv or shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+        if uv is None:
+            from pytest_tokcompat.ci.install import uv_binary
+
+            uv = uv_binary()
+        self.uv = uv
         self.requirement = requirement or package_requirement()
 
     def _run(self, command: list[str], timeout: int, what: str, release: Version) -> str:
@@ -258,7 +261,7 @@ def run(
     case_or_path: str,
     *,
     matrix: Path,
-    cache: Path,
+    cache: Path | None = None,
     start: str | None = None,
     end: str | None = None,
     pre: bool = False,
@@ -285,5 +288,5 @@ def run(
         f"bisecting {target.subject} over {len(chosen)} transformers releases, {chosen[0]} .. {chosen[-1]} "
         f"(at most {max_builds(len(chosen))} builds)"
     )
-    verdict_at = make_verdict_function(target, cache)
+    verdict_at = make_verdict_function(target, cache or default_cache())
     return bisect_releases(chosen, verdict_at, subject=target.subject, report=out)

@@ -14,6 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat.contract import case_record
 from pytest_tokcompat.errors import (
     CheckpointError,
     MatrixError,
@@ -33,9 +34,10 @@ from pytest_tokcompat.judge.ladder import (
 )
 from pytest_tokcompat.judge.static import read_json_object
 from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.model import CaseStatus, Verdict
-from pytest_tokcompat.sources.resolve import Checkpoint, Source, identify, resolve
+from pytest_tokcompat.sources.resolve import Checkpoint, MatchedBy, Source, identify, resolve
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
 _JUDGED: dict[tuple[str, str], Judgement] = {}
@@ -48,7 +50,8 @@ class Failure(str, Enum):
     BAD_INPUT = "bad-input"
     """A name, folder, matrix or opt-in that cannot be used as given; the message says the fix."""
     UNREADABLE = "unreadable"
-    """The checkpoint's own files cannot be read (verdict broken; the message names the file)."""
+    """The judge could not read the checkpoint's own files (size cap, corrupt, unreadable): verdict
+    not-checked, never broken and never passed; the message names the file."""
 
     def __str__(self) -> str:
         return str(self.value)
@@ -75,7 +78,7 @@ class Evaluation:
     def verdict(self) -> str | None:
         if self.judgement is not None:
             return self.judgement.verdict
-        return Verdict.BROKEN if self.failure is Failure.UNREADABLE else None
+        return Verdict.NOT_CHECKED if self.failure is Failure.UNREADABLE else None
 
     @property
     def folder(self) -> Path | None:
@@ -99,29 +102,30 @@ class Evaluation:
 
     def to_json(self) -> dict[str, Any]:
         """The record: the same for the same checkpoint in the pytest report, ``check --json`` and
-        ``load_tokenizer().record``."""
+        ``load_tokenizer().record``; built by the report contract's ``case_record``."""
         case = self.case or (self.checkpoint.case if self.checkpoint is not None else None)
-        record: dict[str, Any] = {
-            "kind": "case",
-            "id": self.case_id,
-            "status": str(self.status),
-            "message": self.message,
-            "expected": self.expected,
-            "verdict": str(self.verdict) if self.verdict is not None else None,
-            "alarms": [a.to_json() for a in self.alarms],
+        details: dict[str, Any] = {
             "failure": str(self.failure) if self.failure is not None else None,
             "repo": case.repo if case is not None else None,
             "location": case.location if case is not None else None,
             "note": case.note if case is not None else None,
         }
         if self.checkpoint is not None:
-            record.update(self.checkpoint.to_json())
-        record["notes"] = [*record.get("notes", []), *self.notes]
+            details.update(self.checkpoint.to_json())
+        details["notes"] = [*details.get("notes", []), *self.notes]
+        judgement: dict[str, Any] | None = None
         if self.judgement is not None:
-            record.update(self.judgement.to_json())
-            record["verdict_matches_static"] = self.judgement.static.predicted == self.judgement.verdict
-            record["remote_files_ran"] = self.remote_files_ran()
-        return record
+            judgement = {**self.judgement.to_json(), "remote_files_ran": self.remote_files_ran()}
+        return case_record(
+            self.case_id,
+            self.status,
+            self.message,
+            expected=self.expected,
+            verdict=self.verdict,
+            alarms=[a.to_json() for a in self.alarms],
+            judgement=judgement,
+            details=details,
+        )
 
 
 CaseOutcome = Evaluation
@@ -140,6 +144,7 @@ def evaluate(
     keep_tokenizer: bool = False,
     registry: dict[str, Alias] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    loaders: Sequence[ClientLoader] = (),
 ) -> Evaluation:
     """Resolve ``target`` (see :func:`~pytest_tokcompat.sources.resolve.resolve`) and judge it.
 
@@ -147,6 +152,7 @@ def evaluate(
     opt-in applies, and a missing expectation fails it before anything loads). Never
     raises a deliberate error: what could not be had is NOT_CHECKED, what cannot be
     used as given is FAILED with ``failure`` BAD_INPUT and the error kept on ``error``.
+    ``loaders`` are the client loaders judged beside the verdict (information, never a rung).
     """
     subject = target.id if isinstance(target, Case) else str(target)
     version = transformers_version()
@@ -183,16 +189,21 @@ def evaluate(
     case = checkpoint.case
     try:
         judgement = _judge(
-            checkpoint, registry=registry, record=record, keep_tokenizer=keep_tokenizer, limits=limits
+            checkpoint,
+            registry=registry,
+            record=record,
+            keep_tokenizer=keep_tokenizer,
+            limits=limits,
+            loaders=loaders,
         )
     except CheckpointError as error:
-        # The checkpoint's own files are unusable: no remedy can load it, so the verdict is broken.
+        # Files the judge cannot read (size cap, corrupt, unreadable): not checked, never broken, never passed.
         text = _unreadable_text(str(error), checkpoint)
         where = f" (case {case.id!r} at {case.location})" if case is not None else ""
         return Evaluation(
             subject,
-            PASSED if expected == Verdict.BROKEN else FAILED,
-            f"broken: {text}{where}",
+            FAILED,
+            f"not checked: {text}{where}",
             expected,
             checkpoint=checkpoint,
             failure=Failure.UNREADABLE,
@@ -221,10 +232,8 @@ def evaluate(
         return outcome
     if judgement.verdict == Verdict.NOT_CHECKED:
         outcome.status = FAILED
-        outcome.message = (
-            f"{'case ' + repr(case.id) if case is not None else subject}: the tokenizer loads but its ids were "
-            f"not checked: {judgement.parity.reason}"
-        )
+        who = f"case {case.id!r}" if case is not None else subject
+        outcome.message = f"{who}: not checked: {judgement.parity.reason}"
         return outcome
     alarm = verdict_alarm(subject, expected, judgement) if expected is not None else None
     if alarm is not None:
@@ -255,6 +264,7 @@ def _judge(
     record: bool = False,
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    loaders: Sequence[ClientLoader] = (),
 ) -> Judgement:
     """The ladder with the checkpoint's opt-in, texts and golden ids; remembered for its alias item."""
     case = checkpoint.case
@@ -267,6 +277,7 @@ def _judge(
         record_as=case.id if (record and case is not None) else None,
         keep_tokenizer=keep_tokenizer,
         limits=limits,
+        loaders=loaders,
     )
     if case is not None:
         _JUDGED[(case.id, str(checkpoint.folder))] = replace(
@@ -282,9 +293,44 @@ def run_case(
     keep_tokenizer: bool = False,
     registry: dict[str, Alias] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    loaders: Sequence[ClientLoader] = (),
 ) -> Evaluation:
-    """A matrix case, as the matrix runs it (its snapshot or hub repo, its opt-in)."""
-    return evaluate(case, record=record, keep_tokenizer=keep_tokenizer, registry=registry, limits=limits)
+    """A matrix case, as the matrix runs it (its snapshot or hub repo, its opt-in), with the client loaders."""
+    return evaluate(
+        case, record=record, keep_tokenizer=keep_tokenizer, registry=registry, limits=limits, loaders=loaders
+    )
+
+
+def judge_case(
+    case: Case,
+    folder: Path,
+    *,
+    registry: dict[str, Alias] | None = None,
+    record: bool = False,
+    keep_tokenizer: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+    loaders: Sequence[ClientLoader] = (),
+) -> Judgement:
+    """The ladder on ``folder`` with the case's own opt-in, texts and golden ids (the folder already had)."""
+    checkpoint = Checkpoint(
+        target=case.id,
+        folder=folder,
+        source=Source.SNAPSHOT if case.snapshot is not None else Source.HUB,
+        case=case,
+        repo=case.repo,
+        trust_remote_code=case.trust_remote_code,
+        golden_path=case.golden_path,
+        texts=tuple(case.texts),
+        matched_by=MatchedBy.MATRIX_RUN,
+    )
+    return _judge(
+        checkpoint,
+        registry=registry,
+        record=record,
+        keep_tokenizer=keep_tokenizer,
+        limits=limits,
+        loaders=loaders,
+    )
 
 
 def resolve_folder(case: Case) -> Path:

@@ -284,7 +284,7 @@ def _resolve(
                 # A stand-in vocabulary checks the loading path, not a benchmark's token counts.
                 raise NotReachable(
                     f"{error}; the offline snapshot of case {case.id!r} has stand-in tokenizer data, which "
-                    "would give other ids than the real tokenizer: fill the hub cache (hf download) and retry "
+                    f"would give other ids than the real tokenizer: fill the hub cache (hf download {repo}) and retry "
                     f"(to judge the case's stand-in snapshot itself, pass {case.source}::{case.id})"
                 ) from None
             assembled, source = assemble(case.snapshot), Source.FALLBACK
