@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_tokcompat.errors import NotReachable, TokenizerBroken
 from pytest_tokcompat.judge.evaluate import describe_attempts
-from pytest_tokcompat.judge.ladder import BROKEN, Judgement, judge
+from pytest_tokcompat.judge.ladder import BROKEN, Judgement, judge, transformers_version
 from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.sources.hub import NameMatch, UnknownName, find_case, resolve_repo, unknown_name_message
 from pytest_tokcompat.sources.snapshots import materialize, read_sources
@@ -125,6 +125,7 @@ def load_tokenizer(
         extra_texts=case.texts if case else (),
         golden_path=case.golden_path if case else None,
         keep_tokenizer=True,
+        acknowledged=case.acknowledged_for(transformers_version()) if case else None,
     )
     if judgement.verdict == BROKEN or judgement.tokenizer is None:
         raise TokenizerBroken(

@@ -30,6 +30,8 @@ class Cell:
     drift: bool
     changed: bool = False
     message: str = ""
+    dimensions: str = ""
+    """Contract dimensions that drifted in some attempt, and those acknowledged (``ack: decode``)."""
 
     @property
     def unexpected(self) -> bool:
@@ -129,6 +131,25 @@ def _drifted(record: dict[str, Any]) -> bool:
     return any(attempt.get("status") == "drift" for attempt in record.get("attempts", []))
 
 
+def _dimension_note(record: dict[str, Any]) -> str:
+    """The dimension each drifting attempt failed on first, and those the verdict's attempt acknowledges."""
+    drifted: list[str] = []
+    acknowledged: list[str] = []
+    for attempt in record.get("attempts", []):
+        if not isinstance(attempt, dict):
+            continue
+        parity = attempt.get("parity") if isinstance(attempt.get("parity"), dict) else {}
+        dimension = parity.get("dimension")
+        if attempt.get("status") == "drift" and isinstance(dimension, str) and dimension not in drifted:
+            drifted.append(dimension)
+        dimensions = attempt.get("dimensions")
+        for name, result in dimensions.items() if isinstance(dimensions, dict) else []:
+            status = result.get("status") if isinstance(result, dict) else None
+            if status == "acknowledged" and attempt.get("status") == "ok" and name not in acknowledged:
+                acknowledged.append(name)
+    return ", ".join([*drifted, *(f"ack: {name}" for name in acknowledged)])
+
+
 def merge(reports: list[tuple[Path, dict[str, Any]]]) -> Grid:
     ordered = sorted(reports, key=lambda item: Version(item[1]["transformers_version"]))
     releases = [document["transformers_version"] for _, document in ordered]
@@ -146,6 +167,7 @@ def merge(reports: list[tuple[Path, dict[str, Any]]]) -> Grid:
                 status=str(record.get("status")),
                 drift=_drifted(record),
                 message=str(record.get("message", ""))[:300],
+                dimensions=_dimension_note(record),
             )
             rows.setdefault(record["id"], {})[release] = cell
         for alarm in document.get("alarms", []):
@@ -186,6 +208,8 @@ def _cell_text(cell: Cell | None) -> str:
         return "—"
     marks = cell.marks()
     text = f"{cell.verdict} {marks}".strip()
+    if cell.dimensions:
+        text += f" [{cell.dimensions}]"
     if cell.unexpected and cell.expected and cell.expected != cell.verdict:
         text += f" (expected {cell.expected})"
     return text
@@ -200,7 +224,9 @@ def render_markdown(grid: Grid) -> str:
     lines += [
         "",
         f"{MARK_UNEXPECTED} differs from the matrix · {MARK_DRIFT} some remedy loads with wrong ids · "
-        f"{MARK_CHANGED} changed since the previous release · — no report for that release",
+        f"{MARK_CHANGED} changed since the previous release · — no report for that release · "
+        "[dimension] the contract dimension a drifting remedy failed on · [ack: …] a drift the matrix "
+        "acknowledges for that release",
         "",
     ]
     if grid.alarms:

@@ -102,6 +102,7 @@ def judge_case(
         record_as=case.id if record else None,
         keep_tokenizer=keep_tokenizer,
         limits=limits,
+        acknowledged=case.acknowledged_for(transformers_version()),
     )
     _JUDGED[(case.id, str(folder))] = replace(judgement, tokenizer=None)  # keep no tokenizer alive
     return judgement

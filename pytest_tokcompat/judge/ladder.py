@@ -26,11 +26,12 @@ from pytest_tokcompat.judge.parity import (
     Parity,
     Truth,
     check_parity,
+    golden_probes,
     ground_truth,
     reference_tokenizer,
     write_golden,
 )
-from pytest_tokcompat.judge.probes import probe_texts
+from pytest_tokcompat.judge.probes import derive_probes, probe_texts
 from pytest_tokcompat.judge.remedies import register_alias
 from pytest_tokcompat.judge.static import StaticView, special_tokens, static_view
 from pytest_tokcompat.matrix.aliases import Alias
@@ -116,6 +117,8 @@ class Attempt:
             "warnings": self.warnings,
             "seconds": round(self.seconds, 3),
             "remote_files": self.remote_files,
+            "dimensions": self.parity.dimensions if self.parity else {},
+            "probe_counts": self.parity.probe_counts if self.parity else {},
         }
 
 
@@ -236,12 +239,15 @@ def judge(
     record_as: str | None = None,
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    acknowledged: dict[str, str] | None = None,
 ) -> Judgement:
     """Run the ladder on one checkpoint folder under the installed transformers.
 
     ``record_as`` (a case id) writes golden ids from the first tokenizer that loads,
     where the checkpoint has no tokenizer.json; ``keep_tokenizer`` keeps the
-    verdict's tokenizer on the judgement for fixtures and ``load_tokenizer()``.
+    verdict's tokenizer on the judgement for fixtures and ``load_tokenizer()``;
+    ``acknowledged`` maps the contract dimensions the matrix entry acknowledges for
+    this release to the reason (their drift is reported, not failed).
     """
     view = static_view(folder, registry)
     from pytest_tokcompat.matrix.aliases import find_alias
@@ -249,8 +255,11 @@ def judge(
     alias = find_alias(view.model_type, registry)
     check_file_sizes(folder, view.tokenizer_files, limits.max_file_mb)
     reference = reference_tokenizer(folder)
-    texts = probe_texts(extra_texts, special_tokens(folder, reference))
+    derived = derive_probes(folder, reference) + ([] if reference else golden_probes(golden_path))
+    texts = probe_texts(extra_texts, special_tokens(folder, reference), derived)
     truth: Truth | None = ground_truth(folder, texts, golden_path, reference)
+    if truth is not None:
+        truth.acknowledged = dict(acknowledged or {})
     recording = record_as is not None and reference is None and golden_path is not None
     attempts: list[Attempt] = []
     verdict, chosen, tokenizer, recorded = BROKEN, None, None, None
@@ -284,9 +293,12 @@ def judge(
                         decoded,
                         f"recorded with remedy {remedy} on "
                         f"transformers {transformers_version()} ({type(loaded).__name__})",
+                        kinds={t: texts.kinds[t] for t in texts.derived},
                     )
                     recorded, recording = golden_path, False
                     truth = ground_truth(folder, texts, golden_path, reference)
+                    if truth is not None:
+                        truth.acknowledged = dict(acknowledged or {})
                 try:
                     with time_limit(limits.load_timeout):
                         attempt.parity = check_parity(loaded, truth, texts)
