@@ -81,6 +81,8 @@ class DimensionResult:
     reason: str | None = None
     drifts: dict[str, int] = field(default_factory=dict)
     """Differences by probe kind (ids dimension), so a report shows where a drift shows and where not."""
+    source: str | None = None
+    """What the probe of the first difference was drawn from (derived probes)."""
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None and v != {}}

@@ -48,6 +48,8 @@ class Truth:
     """Dimensions the matrix entry acknowledges for this release, with the reason: reported, not failed."""
     unchecked: dict[str, int] = field(default_factory=dict)
     """Derived probes without golden ids, by kind: reported as not checked (the golden file predates them)."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """What a derived probe was drawn from (``ids 700-702 of 707``, ``special token '<|im_end|>' (id 2)``)."""
 
 
 @dataclass
@@ -65,6 +67,8 @@ class Parity:
     """The dimension of the first difference (ids, default_call, special_tokens, decode, chat_template)."""
     kind: str | None = None
     """The probe kind of the first difference."""
+    probe_source: str | None = None
+    """What that probe was drawn from, for derived probes (an id range, a token, a script class)."""
     dimensions: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Every dimension's result: status, how much was checked, the first difference."""
     probe_counts: dict[str, int] = field(default_factory=dict)
@@ -84,7 +88,11 @@ class Parity:
         return [name for name, result in self.dimensions.items() if result.get("status") == "acknowledged"]
 
     def describe(self) -> str:
-        kind = f" ({self.kind} probe)" if self.kind else ""
+        kind = (
+            f" ({self.kind} probe{', ' + self.probe_source if self.probe_source else ''})"
+            if self.kind
+            else ""
+        )
         if self.status == MATCH:
             text = f"ids match the {self.source} on {self.checked} texts"
             if self.probe_counts:
@@ -200,12 +208,13 @@ def ground_truth(
     if reference is None:
         reference = reference_tokenizer(folder)
     kinds = dict(getattr(texts, "kinds", {}))
+    sources = dict(getattr(texts, "sources", {}))
     derived_texts = set(getattr(texts, "derived", ()))
     truth: Truth
     if reference is not None:
         ids = {text: reference.encode(text, add_special_tokens=False).ids for text in texts}
         decoded = {text: reference.decode(ids[text], skip_special_tokens=False) for text in texts}
-        truth = Truth("tokenizer.json (tokenizers library)", ids, decoded, kinds=kinds)
+        truth = Truth("tokenizer.json (tokenizers library)", ids, decoded, kinds=kinds, sources=sources)
     elif golden_path is not None and golden_path.is_file():
         golden, decoded = read_golden(golden_path)
         present = {text: golden[text] for text in texts if text in golden}
@@ -222,6 +231,7 @@ def ground_truth(
             missing,
             kinds=kinds,
             unchecked=unchecked,
+            sources=sources,
         )
     else:
         return None
@@ -306,7 +316,11 @@ def check_parity(tokenizer: Any, truth: Truth | None, texts: list[str]) -> Parit
         result = dimensions.get(name)
         if result is not None and result.status == DimensionStatus.DRIFT and name != Dimension.IDS:
             result.status, result.reason = str(DimensionStatus.ACKNOWLEDGED), reason
+    for result in dimensions.values():
+        if result.text is not None and result.text in truth.sources:
+            result.source = truth.sources[result.text]
     parity = _verdict(truth, ids_result, first, dimensions)
+    parity.probe_source = truth.sources.get(parity.text) if parity.text is not None else None
     parity.dimensions = {name: result.to_json() for name, result in dimensions.items()}
     parity.probe_counts = counts
     parity.unchecked = dict(truth.unchecked)
