@@ -10,6 +10,7 @@ and the probe, and pass the clean checkpoint.
 from __future__ import annotations
 
 import json
+import math
 import pickle
 import re
 import textwrap
@@ -33,6 +34,7 @@ from pytest_tokcompat.judge.parity import check_parity, ground_truth, reference_
 from pytest_tokcompat.judge.probes import (
     PI_DIGITS,
     SPECIAL_BUDGET,
+    SPECIAL_GROUP,
     VOCAB_TOP,
     WHITESPACE_PROBES,
     derive_probes,
@@ -114,7 +116,8 @@ def test_clean_toy_keeps_every_dimension_on_every_probe(tmp_path: Path) -> None:
     reference = reference_tokenizer(folder)
     texts = probe_texts((), special_tokens(folder, reference), derive_probes(folder, reference))
     assert native.parity.probe_counts == texts.counts()  # every probe of every kind was checked
-    assert native.parity.probe_counts["special"] == 4 + len(SPECIALS)
+    # the first corpus's four, then every declared token, SPECIAL_GROUP of them per text
+    assert native.parity.probe_counts["special"] == 4 + math.ceil(len(SPECIALS) / SPECIAL_GROUP)
     assert native.parity.probe_counts["digits"] == 12
     assert native.parity.probe_counts["whitespace"] == len(WHITESPACE_PROBES)
     assert native.parity.probe_counts["script"] >= 3  # Devanagari letters, marks; CJK
@@ -194,9 +197,9 @@ def test_derived_probes_cover_every_special_token_the_whole_id_range_and_every_d
     reference = reference_tokenizer(folder)
     probes = derive_probes(folder, reference)
     specials = [p for p in probes if p.kind == "special"]
-    assert len(specials) == len(SPECIALS) <= SPECIAL_BUDGET
+    assert len(specials) == math.ceil(len(SPECIALS) / SPECIAL_GROUP) and len(SPECIALS) <= SPECIAL_BUDGET
     for token in SPECIALS:  # each between words, glued in a word and at the start of a chat line
-        assert any(f" {token} " in p.text and f"\n{token}user" in p.text for p in specials)
+        assert any(f"Hello {token} world{token}x\n{token}user\n" in p.text for p in specials)
     size = reference.get_vocab_size(with_added_tokens=True)
     swept = {
         int(m.group(1)) for p in probes if p.kind == "vocab" for m in [re.match(r"ids? (\d+)", p.source)]
@@ -459,3 +462,20 @@ def test_the_report_summary_and_grid_name_the_dimension(pytester: pytest.Pyteste
     assert "| bos | broken ✗~ [default_call] (expected native) |" in grid
     assert "| bos-known | native [ack: default_call] |" in grid
     assert "| clean | native |" in grid
+
+
+def test_special_tokens_beyond_the_budget_are_sampled_specials_first(tmp_path: Path) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    decoder = {
+        str(1000 + i): {"content": f"<|tok_{i}|>", "special": i < 50} for i in range(SPECIAL_BUDGET + 76)
+    }
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps({"added_tokens_decoder": decoder}), encoding="utf-8"
+    )
+    probes = [p for p in derive_probes(folder) if p.kind == "special"]
+    assert len(probes) == SPECIAL_BUDGET // SPECIAL_GROUP
+    probed = set(re.findall(r"Hello (<\|tok_\d+\|>) world", " ".join(p.text for p in probes)))
+    assert len(probed) == SPECIAL_BUDGET
+    assert {f"<|tok_{i}|>" for i in range(50)} <= probed  # every token marked special is kept
+    assert probes == [p for p in derive_probes(folder) if p.kind == "special"]  # the sample is seeded

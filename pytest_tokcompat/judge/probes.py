@@ -15,10 +15,12 @@ bounded by the budget below, so two runs on the same files probe the same texts.
 from __future__ import annotations
 
 import bisect
+import codecs
 import hashlib
 import itertools
 import json
 import random
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -65,10 +67,13 @@ BUILTIN_PROBES: tuple[str, ...] = (
 )
 
 # The probe budget (README, "Probes drawn from the checkpoint"): at most
-# SPECIAL_BUDGET + 2 * (VOCAB_STRATA + VOCAB_TOP) + SCRIPT_BUDGET + 12 + len(WHITESPACE_PROBES) = 1320
-# derived texts per case, on top of the built-in corpus and the entry's texts.
+# SPECIAL_BUDGET / SPECIAL_GROUP + 2 * (VOCAB_STRATA + VOCAB_TOP) + SCRIPT_BUDGET + 12 + len(WHITESPACE_PROBES)
+# = 128 + 144 + 128 + 12 + 6 = 418 derived texts per case, on top of the built-in corpus and the entry's texts.
 SPECIAL_BUDGET = 1024
 """Special and added tokens probed: all of them up to this many; beyond it, a seeded sample (specials first)."""
+SPECIAL_GROUP = 8
+"""Special-token probes per text: the template below repeated for this many tokens (in id order), so that a
+checkpoint with 800 added tokens costs 100 calls, not 800; each token keeps its three contexts."""
 VOCAB_STRATA = 64
 """The id range is cut into this many equal strata, and one seeded id is drawn from each."""
 VOCAB_TOP = 8
@@ -237,15 +242,15 @@ def _special_probes(tokens: list[tuple[int | None, str, bool]], rng: random.Rand
         others = [t for t in tokens if not t[2]]
         keep = specials[:SPECIAL_BUDGET] + rng.sample(others, max(0, SPECIAL_BUDGET - len(specials)))
         tokens = [t for t in tokens if t in set(keep)]
-    return [
-        Probe(
-            str(ProbeKind.SPECIAL),
-            SPECIAL_TEMPLATE.format(token=content),
-            f"{'special' if special else 'added'} token {content!r}"
-            + (f" (id {token_id})" if token_id is not None else ""),
-        )
-        for token_id, content, special in tokens
-    ]
+    probes: list[Probe] = []
+    for start in range(0, len(tokens), SPECIAL_GROUP):
+        group = tokens[start : start + SPECIAL_GROUP]
+        text = " ".join(SPECIAL_TEMPLATE.format(token=content) for _, content, _ in group)
+        known = [token_id for token_id, _, _ in group if token_id is not None]
+        ids = f", ids {min(known)}-{max(known)}" if known else ""
+        names = ", ".join(repr(content) for _, content, _ in group)
+        probes.append(Probe(str(ProbeKind.SPECIAL), text, f"{len(group)} special/added tokens{ids}: {names}"))
+    return probes
 
 
 def _decode(reference: Any, ids: list[int]) -> str:
@@ -300,19 +305,52 @@ def _byte_table() -> dict[int, int]:
 
 
 _BYTE_TABLE = _byte_table()
+_BYTE_ENCODING = codecs.charmap_build(
+    "".join(chr(c) for c, _ in sorted(_BYTE_TABLE.items(), key=lambda i: i[1]))
+)
+"""A charmap codec from the byte-level alphabet to bytes (str -> bytes in C, whole vocabulary at once)."""
+_BYTE_CHARS = {byte: chr(code) for code, byte in _BYTE_TABLE.items()}
 
 
-def vocabulary_strings(reference: Any) -> list[str]:
-    """The model vocabulary's token strings as text, by id (approximate: they only pick tokens by script)."""
-    vocab = reference.get_vocab(with_added_tokens=False)
-    strings = [""] * (max(vocab.values()) + 1 if vocab else 0)
-    for token, token_id in vocab.items():
-        strings[token_id] = token
-    if _byte_level(reference):
-        return [
-            s.translate(_BYTE_TABLE).encode("latin-1", "replace").decode("utf-8", "replace") for s in strings
+def _vocabulary_from_file(path: Path, size: int) -> dict[str, int] | None:
+    """The model's vocab object read straight from tokenizer.json (cheaper than ``get_vocab``), if it parses."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        start = text.index("{", text.index('"vocab"', text.index('"model"')))
+        vocab, _ = json.JSONDecoder().raw_decode(text, start)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(vocab, dict) or len(vocab) != size:
+        return None
+    return vocab
+
+
+def vocabulary_strings(reference: Any, path: Path | None = None) -> tuple[list[int], list[str]]:
+    """The model vocabulary's ids and token strings as text, in id order.
+
+    Approximate (partial UTF-8 sequences become U+FFFD): the strings only pick tokens by
+    script, and the probe texts are then decoded by the reference itself. Done with a
+    handful of whole-vocabulary string operations, not one Python step per token.
+    """
+    size = int(reference.get_vocab_size(with_added_tokens=False))
+    vocab = _vocabulary_from_file(path, size) if path is not None else None
+    if vocab is None:
+        vocab = reference.get_vocab(with_added_tokens=False)
+    ids = list(vocab.values())
+    keys = list(vocab)
+    if ids != sorted(ids):
+        keys = sorted(vocab, key=vocab.__getitem__)
+        ids = sorted(ids)
+    if not _byte_level(reference):
+        return ids, "\0".join(keys).replace("\u2581", " ").split("\0")
+    # "Ā" is the byte-level stand-in for byte 0: two of them separate tokens in the decoded bytes
+    raw, _ = codecs.charmap_encode("ĀĀ".join(keys), "replace", _BYTE_ENCODING)
+    strings = raw.decode("utf-8", "replace").split("\0\0")
+    if len(strings) != len(keys):  # a token holding two NUL bytes: one by one
+        strings = [
+            codecs.charmap_encode(k, "replace", _BYTE_ENCODING)[0].decode("utf-8", "replace") for k in keys
         ]
-    return [s.replace("\u2581", " ") for s in strings]
+    return ids, strings
 
 
 def character_class(char: str) -> str | None:
@@ -335,12 +373,86 @@ def character_class(char: str) -> str | None:
     return f"script {word}"
 
 
-def _script_probes(reference: Any, rng: random.Random) -> list[Probe]:
-    strings = vocabulary_strings(reference)
-    joined = "\0".join(strings)
-    starts = list(itertools.accumulate((len(s) + 1 for s in strings), initial=0))
+_ID_AFTER_TOKEN = re.compile(r'(?<!\\)":(\d+)')
+
+
+class _VocabularyIndex:
+    """The vocabulary as one text, to list the characters it holds and find a token holding a given one.
+
+    Fast path: the BPE ``vocab`` object of tokenizer.json as raw JSON text, its layout
+    whitespace removed, a byte-level vocabulary mapped back to bytes and decoded as a
+    whole, so that no Python object is made per token; a character is found with a
+    single-character search and its token's id read after the token (``"...":1234``).
+    Other formats fall back to the vocabulary's strings token by token.
+    """
+
+    def __init__(self, reference: Any, path: Path | None) -> None:
+        self.reference = reference
+        section = self._bpe_section(path) if path is not None else None
+        self.ids: list[int] = []
+        self.strings: list[str] = []
+        self.starts: list[int] = []
+        self.fast = section is not None
+        if section is not None:
+            self.text = (
+                _from_byte_level(section) if _byte_level(reference) else section.replace("\u2581", " ")
+            )
+        else:
+            self.ids, self.strings = vocabulary_strings(reference, path)
+            self.text = "".join(self.strings)
+            self.starts = list(itertools.accumulate(map(len, self.strings), initial=0))
+
+    @staticmethod
+    def _bpe_section(path: Path) -> str | None:
+        try:
+            data = path.read_bytes()
+            start = data.index(b"{", data.index(b'"vocab"', data.index(b'"model"')))
+            end = data.index(b'"merges"', start)
+            section = data[start:end]
+            # tokens hold no layout whitespace (byte-level: Ġ, Ċ; sentencepiece: ▁), the JSON around them does
+            for blank in (b" ", b"\n", b"\r", b"\t"):
+                section = section.replace(blank, b"")
+            return section.decode("utf-8")
+        except (OSError, ValueError):
+            return None
+
+    def find(self, char: str, rng: random.Random) -> int | None:
+        """The id of a vocabulary token holding ``char``, searched from a seeded position on."""
+        position = self.text.find(char, rng.randrange(len(self.text)))
+        position = self.text.find(char) if position < 0 else position
+        if position < 0:
+            return None
+        if not self.fast:
+            index = bisect.bisect_right(self.starts, position) - 1
+            return None if "\ufffd" in self.strings[index] else self.ids[index]
+        found = _ID_AFTER_TOKEN.search(self.text, position)
+        if found is None:
+            return None
+        token_id = int(found.group(1))
+        decoded = _decode(self.reference, [token_id])
+        return token_id if char in decoded and "\ufffd" not in decoded else None
+
+
+def _from_byte_level(text: str) -> str:
+    """Byte-level text (GPT-2's stand-in characters) as the text its bytes spell, in a few whole-text steps."""
+    try:
+        import numpy
+    except ImportError:  # transformers depends on numpy; without it, the slower codec
+        raw, _ = codecs.charmap_encode(text, "replace", _BYTE_ENCODING)
+        return raw.decode("utf-8", "replace")
+    table = numpy.full(max(_BYTE_TABLE) + 2, ord("?"), dtype=numpy.uint8)
+    table[list(_BYTE_TABLE)] = list(_BYTE_TABLE.values())
+    codes = numpy.frombuffer(text.encode("utf-32-le"), dtype=numpy.uint32)
+    codes = numpy.minimum(codes, len(table) - 1)  # anything outside the alphabet reads as '?'
+    return bytes(table[codes].tobytes()).decode("utf-8", "replace")
+
+
+def _script_probes(reference: Any, rng: random.Random, path: Path | None) -> list[Probe]:
+    index = _VocabularyIndex(reference, path)
+    if not index.text:
+        return []
     classes: dict[str, list[str]] = {}
-    for char in set(joined):
+    for char in set(index.text):
         name = character_class(char)
         if name is not None and char != "\ufffd":
             classes.setdefault(name, []).append(char)
@@ -353,15 +465,13 @@ def _script_probes(reference: Any, rng: random.Random) -> list[Probe]:
         rng.shuffle(chars)
         chosen: list[int] = []
         for char in chars[: SCRIPT_TOKENS * 4]:
-            start = rng.randrange(len(joined))
-            position = joined.find(char, start)
-            if position < 0:
-                position = joined.find(char)
-            token_id = bisect.bisect_right(starts, position) - 1
-            if token_id not in chosen and char in strings[token_id] and "\ufffd" not in strings[token_id]:
+            token_id = index.find(char, rng)
+            if token_id is not None and token_id not in chosen:
                 chosen.append(token_id)
             if len(chosen) == SCRIPT_TOKENS:
                 break
+        if not chosen:
+            continue
         half = (len(chosen) + 1) // 2
         text = _decode(reference, chosen[:half]) + " " + _decode(reference, chosen[half:])
         if text.strip():
@@ -387,7 +497,7 @@ def derive_probes(folder: Path, reference: Any = None) -> list[Probe]:
         probes += [Probe(str(ProbeKind.DIGITS), run, f"{len(run)} digits") for run in digit_runs()]
         probes += [Probe(str(ProbeKind.WHITESPACE), text, "mixed whitespace") for text in WHITESPACE_PROBES]
         if reference is not None:
-            probes += _script_probes(reference, rng)
+            probes += _script_probes(reference, rng, folder / "tokenizer.json")
             probes += _vocab_probes(reference, rng)
         if len(_DERIVED) > 8:
             _DERIVED.clear()
