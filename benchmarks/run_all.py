@@ -23,12 +23,13 @@ from _common import BENCH_DIR, PYTHON, empty_dir
 BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     # name: (full-size arguments, --quick arguments)
     "overhead": ([], ["--reps", "1"]),
+    "probes": ([], ["--reps", "1"]),
     "collection": ([], ["--reps", "2"]),
     "scale": ([], ["--entries", "12"]),
     "grid": ([], ["--envs", "tflatest"]),
     "bisect": ([], ["--max", "16"]),
 }
-SCRIPTS = {"overhead": "overhead.py", "collection": "collection.py", "scale": "scale.py",
+SCRIPTS = {"overhead": "overhead.py", "probes": "probes.py", "collection": "collection.py", "scale": "scale.py",
            "grid": "grid_build.py", "bisect": "bisect_builds.py"}  # fmt: skip
 
 
@@ -44,6 +45,11 @@ def rows(name: str, data: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
              data["parses_met"]),
             ("ground truth per case", "1" if data["ground_truth_once"] else "not 1", "== 1",
              data["ground_truth_once"]),
+        ]  # fmt: skip
+    if name == "probes":
+        return [
+            ("derived probes + contract / today's judge", f"{data['ratio']:.2f}x CPU (cold {data['ratio_cold']:.2f}x)",
+             "<= 1.3x", data["met"]),
         ]  # fmt: skip
     if name == "collection":
         return [
