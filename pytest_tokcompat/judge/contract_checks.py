@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.judge.probes import ProbeKind
+from pytest_tokcompat.judge.probes import ProbeKind, read_json_dict, token_content
 from pytest_tokcompat.model import Dimension, DimensionStatus
 
 SPECIAL_NAMES = ("bos", "eos", "pad", "unk")
@@ -144,28 +144,10 @@ class ContractTruth:
     """Dimensions (or parts) without ground truth, with the reason."""
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _token_text(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and isinstance(value.get("content"), str):
-        return str(value["content"])
-    return None
-
-
 def read_declared(folder: Path, reference: Any = None) -> Declared:
     """The contract the checkpoint declares: flags, special tokens (with ids) and its chat template."""
-    config = _read_json(folder / "tokenizer_config.json")
-    tokens_map = _read_json(folder / "special_tokens_map.json")
+    config = read_json_dict(folder / "tokenizer_config.json")
+    tokens_map = read_json_dict(folder / "special_tokens_map.json")
     declared = Declared()
     for flag in ("add_bos_token", "add_eos_token"):
         if isinstance(config.get(flag), bool):
@@ -174,7 +156,7 @@ def read_declared(folder: Path, reference: Any = None) -> Declared:
     ids_by_content: dict[str, int] = {}
     decoder = config.get("added_tokens_decoder")
     for key, value in decoder.items() if isinstance(decoder, dict) else []:
-        content = _token_text(value)
+        content = token_content(value)
         if content is not None and str(key).isdigit():
             ids_by_content.setdefault(content, int(key))
 
@@ -191,7 +173,9 @@ def read_declared(folder: Path, reference: Any = None) -> Declared:
         source = config if key in config else tokens_map if key in tokens_map else None
         if source is None:
             continue
-        token = _token_text(source[key])
+        token = token_content(source[key])
+        if token is None and source[key] is not None:
+            continue  # neither a token nor null: not a declaration this check can read
         if name in SPECIAL_NAMES:
             declared.special_tokens[name] = token
             declared.special_ids[name] = id_of(token)
@@ -200,7 +184,7 @@ def read_declared(folder: Path, reference: Any = None) -> Declared:
     extra = config.get("additional_special_tokens", tokens_map.get("additional_special_tokens"))
     if isinstance(extra, list):
         declared.template_tokens["additional_special_tokens"] = [
-            t for t in (_token_text(v) for v in extra) if t is not None
+            t for t in (token_content(v) for v in extra) if t is not None
         ]
     declared.chat_template, declared.chat_template_source = _declared_template(folder, config)
     return declared
@@ -265,11 +249,11 @@ def default_call_ids(reference: Any, text: str, plain: list[int], declared: Decl
     """
     prefix, core, suffix = _split_around(list(reference.encode(text, add_special_tokens=True).ids), plain)
     bos, eos = declared.special_ids.get("bos"), declared.special_ids.get("eos")
-    if declared.add_bos_token is True and bos is not None and prefix[:1] != [bos]:
+    if declared.add_bos_token is True and bos is not None and [*prefix, *core][:1] != [bos]:
         prefix = [bos, *prefix]
     elif declared.add_bos_token is False and bos is not None:
         prefix = [i for i in prefix if i != bos]
-    if declared.add_eos_token is True and eos is not None and suffix[-1:] != [eos]:
+    if declared.add_eos_token is True and eos is not None and [*core, *suffix][-1:] != [eos]:
         suffix = [*suffix, eos]
     elif declared.add_eos_token is False and eos is not None:
         suffix = [i for i in suffix if i != eos]

@@ -192,7 +192,8 @@ def digit_runs() -> list[str]:
     return [PI_DIGITS[start : start + length] for start, length in zip(starts, DIGIT_LENGTHS, strict=True)]
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json_dict(path: Path) -> dict[str, Any]:
+    """A JSON object file's content; {} where it is missing or not an object (the static view reports those)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -200,7 +201,8 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _token_text(value: Any) -> str | None:
+def token_content(value: Any) -> str | None:
+    """A token as tokenizer_config.json writes it: a string, or an AddedToken object with its content."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and isinstance(value.get("content"), str):
@@ -218,17 +220,17 @@ def declared_added_tokens(folder: Path, reference: Any = None) -> list[tuple[int
     if reference is not None:
         for token_id, token in reference.get_added_tokens_decoder().items():
             found.setdefault(str(token.content), (int(token_id), bool(token.special)))
-    config = _read_json(folder / "tokenizer_config.json")
+    config = read_json_dict(folder / "tokenizer_config.json")
     decoder = config.get("added_tokens_decoder")
     for key, value in decoder.items() if isinstance(decoder, dict) else []:
-        content = _token_text(value)
+        content = token_content(value)
         if content and str(key).isdigit() and content not in found:
             found[content] = (int(key), bool(isinstance(value, dict) and value.get("special")))
-    for source in (config, _read_json(folder / "special_tokens_map.json")):
+    for source in (config, read_json_dict(folder / "special_tokens_map.json")):
         named = [source.get(f"{name}_token") for name in ("bos", "eos", "unk", "pad", "sep", "cls", "mask")]
         extra = source.get("additional_special_tokens")
         for value in [*named, *(extra if isinstance(extra, list) else [])]:
-            content = _token_text(value)
+            content = token_content(value)
             if content and content not in found:
                 id_of = reference.token_to_id(content) if reference is not None else None
                 found[content] = (id_of, True)
@@ -309,7 +311,6 @@ _BYTE_ENCODING = codecs.charmap_build(
     "".join(chr(c) for c, _ in sorted(_BYTE_TABLE.items(), key=lambda i: i[1]))
 )
 """A charmap codec from the byte-level alphabet to bytes (str -> bytes in C, whole vocabulary at once)."""
-_BYTE_CHARS = {byte: chr(code) for code, byte in _BYTE_TABLE.items()}
 
 
 def _vocabulary_from_file(path: Path, size: int) -> dict[str, int] | None:
