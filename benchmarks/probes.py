@@ -8,6 +8,10 @@ Both sides are the same ``judge()`` in the same process, case by case, interleav
 * the judge of issue 11: derived probes (specials, vocabulary sweep, scripts, digits,
   whitespace) and every contract dimension (default call, special tokens, decode, chat template).
 
+Both sides run in this process (``TOKCOMPAT_ISOLATION=inprocess``): the patch that switches
+the new probes off must reach the judge, and the CPU time must be this process's; the cost of
+judging each attempt in a child process is measured apart (``benchmarks/isolation.py``).
+
 Times are CPU seconds of this process (``time.process_time``, every thread included): on a
 machine shared with other work they measure the judge's own cost where wall time would
 measure the neighbours; wall-clock medians are printed alongside. Two figures: the bundled
@@ -22,6 +26,7 @@ Run:  python benchmarks/probes.py [--reps 3] [--json OUT] [--no-wait]
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -141,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="write the figures to this JSON file")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     args = parser.parse_args(argv)
+    os.environ["TOKCOMPAT_ISOLATION"] = "inprocess"  # see the module docstring
     print("== derived probes and contract dimensions vs today's judge (bundled matrix) ==")
     warm_snapshot_cache()
     import transformers

@@ -143,6 +143,22 @@ class ContractTruth:
     not_checked: dict[str, str] = field(default_factory=dict)
     """Dimensions (or parts) without ground truth, with the reason."""
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ContractTruth:
+        """The expectations as a child sends them (``dataclasses.asdict``, through JSON)."""
+        declared = data.get("declared") or {}
+        return cls(
+            Declared(**{k: v for k, v in declared.items() if k in Declared.__dataclass_fields__}),
+            {str(t): [int(i) for i in v] for t, v in (data.get("default_ids") or {}).items()},
+            {str(t): str(v) for t, v in (data.get("decoded_default") or {}).items()},
+            {str(t): str(v) for t, v in (data.get("decoded_skip") or {}).items()},
+            [
+                ChatExpectation(**{k: v for k, v in c.items() if k in ChatExpectation.__dataclass_fields__})
+                for c in data.get("chat") or []
+            ],
+            {str(k): str(v) for k, v in (data.get("not_checked") or {}).items()},
+        )
+
 
 def read_declared(folder: Path, reference: Any = None) -> Declared:
     """The contract the checkpoint declares: flags, special tokens (with ids) and its chat template."""

@@ -40,6 +40,8 @@ class Truth:
     ids: dict[str, list[int]]
     decoded: dict[str, str]
     missing: list[str] = field(default_factory=list)
+    missing_reason: str | None = None
+    """Why the missing texts have no golden ids (default: they were never recorded)."""
     kinds: dict[str, str] = field(default_factory=dict)
     """The probe kind of each text (builtin, special, entry, digits, whitespace, script, vocab)."""
     contract: ContractTruth | None = None
@@ -151,10 +153,19 @@ def reference_tokenizer(folder: Path) -> Any | None:
 
 def read_golden(path: Path) -> tuple[dict[str, list[int]], dict[str, str]]:
     """Golden ids by text, and the text each decodes back to (the text itself unless recorded)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    from pytest_tokcompat.errors import CheckpointError
+
+    fix = "fix the file or delete it and record it again (tokcompat golden --replace CASE)"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise CheckpointError(f"{path}: golden ids that cannot be read ({str(error)[:200]}); {fix}") from None
     ids = data.get("ids") if isinstance(data, dict) else None
-    if not isinstance(ids, dict):
-        raise ValueError(f"{path}: expected an object with an 'ids' map of text to id list")
+    if not isinstance(ids, dict) or not all(
+        isinstance(v, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
+        for v in ids.values()
+    ):
+        raise CheckpointError(f"{path}: expected an object with an 'ids' map of text to a list of ids; {fix}")
     decoded = data.get("decoded") if isinstance(data.get("decoded"), dict) else {}
     return {str(t): list(v) for t, v in ids.items()}, {str(t): str(decoded.get(t, t)) for t in ids}
 
@@ -180,13 +191,16 @@ def write_golden(
     ids: dict[str, list[int]],
     decoded: dict[str, str],
     source: str,
-    kinds: dict[str, str] | None = None,
+    implementation: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> None:
+    """Write a whole golden file atomically; ``implementation`` names what computed the ids, and its version."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    document: dict[str, Any] = {"case": case_id, "source": source, "ids": ids, "decoded": decoded}
-    derived = {text: kind for text, kind in (kinds or {}).items() if text in ids}
-    if derived:
-        document["kinds"] = derived
+    document: dict[str, Any] = {"case": case_id, "source": source}
+    if implementation is not None:
+        document["implementation"] = implementation
+    document.update(extra or {})
+    document.update({"ids": ids, "decoded": decoded})
     temporary = path.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     temporary.replace(path)
@@ -207,38 +221,58 @@ def ground_truth(
     """
     if reference is None:
         reference = reference_tokenizer(folder)
+    if reference is None:
+        if golden_path is None or not golden_path.is_file():
+            return None
+        golden, decoded = read_golden(golden_path)
+        return golden_truth(
+            folder, texts, f"golden ids in {golden_path.name}", golden, decoded, contract=contract
+        )
     kinds = dict(getattr(texts, "kinds", {}))
     sources = dict(getattr(texts, "sources", {}))
-    derived_texts = set(getattr(texts, "derived", ()))
-    truth: Truth
-    if reference is not None:
-        ids = {text: reference.encode(text, add_special_tokens=False).ids for text in texts}
-        decoded = {text: reference.decode(ids[text], skip_special_tokens=False) for text in texts}
-        truth = Truth("tokenizer.json (tokenizers library)", ids, decoded, kinds=kinds, sources=sources)
-    elif golden_path is not None and golden_path.is_file():
-        golden, decoded = read_golden(golden_path)
-        present = {text: golden[text] for text in texts if text in golden}
-        absent = [text for text in texts if text not in golden]
-        derived = [text for text in absent if text in derived_texts]
-        missing = [text for text in absent if text not in derived_texts]
-        unchecked: dict[str, int] = {}
-        for text in derived:
-            unchecked[kinds[text]] = unchecked.get(kinds[text], 0) + 1
-        truth = Truth(
-            f"golden ids in {golden_path.name}",
-            present,
-            {t: decoded[t] for t in present},
-            missing,
-            kinds=kinds,
-            unchecked=unchecked,
-            sources=sources,
-        )
-    else:
-        return None
+    ids = {text: reference.encode(text, add_special_tokens=False).ids for text in texts}
+    decoded = {text: reference.decode(ids[text], skip_special_tokens=False) for text in texts}
+    truth = Truth("tokenizer.json (tokenizers library)", ids, decoded, kinds=kinds, sources=sources)
     if contract:
         truth.contract = contract_truth(
             read_declared(folder, reference), list(texts), kinds, truth.ids, truth.decoded, reference
         )
+    return truth
+
+
+def golden_truth(
+    folder: Path,
+    texts: list[str],
+    source: str,
+    golden: dict[str, list[int]],
+    decoded: dict[str, str],
+    *,
+    contract: bool = True,
+) -> Truth:
+    """The truth of a checkpoint without tokenizer.json, from golden ids (read, or just recorded).
+
+    Derived probes the ids do not cover are counted as not checked by kind; other texts
+    without ids are missing (the case is not checked until they are recorded).
+    """
+    kinds = dict(getattr(texts, "kinds", {}))
+    derived_texts = set(getattr(texts, "derived", ()))
+    present = {text: golden[text] for text in texts if text in golden}
+    absent = [text for text in texts if text not in golden]
+    unchecked: dict[str, int] = {}
+    for text in absent:
+        if text in derived_texts:
+            unchecked[kinds[text]] = unchecked.get(kinds[text], 0) + 1
+    truth = Truth(
+        source,
+        present,
+        {t: decoded.get(t, t) for t in present},
+        [text for text in absent if text not in derived_texts],
+        kinds=kinds,
+        unchecked=unchecked,
+        sources=dict(getattr(texts, "sources", {})),
+    )
+    if contract:
+        truth.contract = contract_truth(read_declared(folder), list(texts), kinds, truth.ids, truth.decoded)
     return truth
 
 
@@ -357,6 +391,6 @@ def _verdict(
             checked,
             truth.source,
             reason=f"{len(truth.missing)} probe texts have no golden ids (first: {truth.missing[0]!r}); "
-            "run with --tokcompat-record",
+            + (truth.missing_reason or "run with --tokcompat-record"),
         )
     return Parity(MATCH, checked, truth.source)

@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 
+from pytest_tokcompat.contract import alias_record
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
 from pytest_tokcompat.judge.ladder import DEFAULT_LOAD_TIMEOUT, DEFAULT_MAX_FILE_MB, Limits
 from pytest_tokcompat.matrix.aliases import REGISTRY, Alias
+from pytest_tokcompat.matrix.clients import ClientLoader, check_unique, parse_loader_option
 from pytest_tokcompat.matrix.loader import Case, Matrix
 
 PROPERTY = "tokcompat"
@@ -30,16 +32,30 @@ def limits_from(config: pytest.Config) -> Limits:
     )
 
 
+def loaders_from(config: pytest.Config, matrix: Matrix) -> list[ClientLoader]:
+    """The matrix's ``loaders:``, then the ini option's, then --tokcompat-loader's; bad input is a usage error."""
+    given = [*config.getini("tokcompat_loaders"), *config.getoption("tokcompat_loader")]
+    try:
+        loaders = [*matrix.loaders, *(parse_loader_option(text) for text in given if text.strip())]
+    except ValueError as error:
+        raise pytest.UsageError(f"tokcompat: {error}") from None
+    problem = check_unique(loaders)
+    if problem:
+        raise pytest.UsageError(f"tokcompat: {problem}")
+    return loaders
+
+
 class TokcompatFailure(Exception):
     """A case or alias that failed; its text is the whole, user-facing explanation."""
 
 
 class MatrixFile(pytest.File):
     matrix: Matrix
+    loaders: list[ClientLoader] = []  # noqa: RUF012 - set per instance by the session
 
     def collect(self) -> Iterator[pytest.Item]:
         for case in self.matrix.cases:
-            yield CaseItem.from_parent(self, name=case.id, case=case)
+            yield CaseItem.from_parent(self, name=case.id, case=case, loaders=self.loaders)
         for alias in REGISTRY.values():
             yield AliasItem.from_parent(self, name=f"alias:{alias.model_type}", alias=alias)
 
@@ -55,13 +71,16 @@ class _TokcompatItem(pytest.Item):
 
 
 class CaseItem(_TokcompatItem):
-    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case, loaders: list[ClientLoader] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
+        self.loaders = loaders or []
 
     def runtest(self) -> None:
         record_mode = bool(self.config.getoption("tokcompat_record"))
-        outcome = run_case(self.case, record=record_mode, limits=limits_from(self.config))
+        outcome = run_case(
+            self.case, record=record_mode, limits=limits_from(self.config), loaders=self.loaders
+        )
         self._record(outcome.to_json())
         if outcome.status == NOT_CHECKED:
             if self.config.getoption("tokcompat_require_hub"):
@@ -85,16 +104,15 @@ class AliasItem(_TokcompatItem):
         assert isinstance(self.parent, MatrixFile)
         outcome = run_alias(self.alias, self.parent.matrix.cases, limits=limits_from(self.config))
         self._record(
-            {
-                "kind": "alias",
-                "id": f"alias:{self.alias.model_type}",
-                "status": outcome.status,
-                "verdict": outcome.state,
-                "message": outcome.message,
-                "alias": self.alias.to_json(),
-                "cases": outcome.case_ids,
-                "alarms": [a.to_json() for a in outcome.alarms],
-            }
+            alias_record(
+                self.alias.model_type,
+                outcome.status,
+                outcome.state,
+                outcome.message,
+                alias=self.alias.to_json(),
+                cases=outcome.case_ids,
+                alarms=[a.to_json() for a in outcome.alarms],
+            )
         )
         if outcome.status == NOT_CHECKED:
             pytest.skip(f"not checked: {outcome.message}")

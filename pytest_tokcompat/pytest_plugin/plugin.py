@@ -50,7 +50,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="refuse tokenizer files larger than this (default 512)",
     )
+    group.addoption(
+        "--tokcompat-loader",
+        metavar="[NAME=]MODULE:CALLABLE[:ATTR]",
+        action="append",
+        default=[],
+        help="also judge a client's own loader, called as CALLABLE(checkpoint_path) (repeatable); "
+        "ATTR reaches the tokenizer inside a wrapper it returns",
+    )
     parser.addini("tokcompat_matrix", "the matrix YAML used by --tokcompat", default="")
+    parser.addini(
+        "tokcompat_loaders",
+        "client loaders judged beside the verdict, one [NAME=]MODULE:CALLABLE[:ATTR] a line",
+        type="linelist",
+        default=[],
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from pytest_tokcompat.contract import build_report, write_json_atomic
+from pytest_tokcompat.contract import not_checked_record, report_document, utc_timestamp, write_report
 from pytest_tokcompat.matrix.loader import Matrix, MatrixError, bundled_matrix, load_matrix
-from pytest_tokcompat.pytest_plugin.items import PROPERTY, MatrixFile
+from pytest_tokcompat.pytest_plugin.items import PROPERTY, MatrixFile, loaders_from
 
 
 def matrix_path(config: pytest.Config) -> Path:
@@ -43,8 +43,10 @@ class TokcompatSession:
         self.config = config
         self.path = matrix_path(config)
         self.matrix = load_or_usage_error(self.path)
+        self.loaders = loaders_from(config, self.matrix)
         self.records: dict[str, dict[str, Any]] = {}
         self.written: Path | None = None
+        self.started_at = utc_timestamp()
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Fill the hub cache for every hub entry at once, before any worker needs it."""
@@ -67,6 +69,7 @@ class TokcompatSession:
             nodeid = f"tokcompat/{self.path.name}"
         node = MatrixFile.from_parent(session, path=self.path, nodeid=nodeid)
         node.matrix = self.matrix
+        node.loaders = self.loaders
         collected = list(node.collect())
         items.extend(collected)
         report = pytest.CollectReport(nodeid, "passed", None, list[pytest.Item | pytest.Collector](collected))
@@ -99,14 +102,7 @@ class TokcompatSession:
 
         wanted = [case.id for case in self.matrix.cases] + [f"alias:{m}" for m in REGISTRY]
         return [
-            {
-                "kind": "alias" if case_id.startswith("alias:") else "case",
-                "id": case_id,
-                "status": "not-checked",
-                "verdict": None,
-                "message": f"did not run in this session (pytest exit status {exit_status})",
-                "alarms": [],
-            }
+            not_checked_record(case_id, f"did not run in this session (pytest exit status {exit_status})")
             for case_id in wanted
             if case_id not in self.records
         ]
@@ -115,11 +111,14 @@ class TokcompatSession:
         target = self.report_target()
         if target is not None and self._is_controller():
             records = list(self.records.values()) + self.missing_records(int(session.exitstatus))
-            document = build_report(records, str(self.path))
-            document["exit_status"] = int(session.exitstatus)
-            document["complete"] = len(records) == len(self.records)
-            write_json_atomic(target, document)
-            self.written = target
+            document = report_document(
+                records,
+                str(self.path),
+                exit_status=int(session.exitstatus),
+                complete=len(records) == len(self.records),
+                started_at=self.started_at,
+            )
+            self.written = write_report(target, document)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self._is_controller():
@@ -131,3 +130,7 @@ class TokcompatSession:
             terminalreporter.write_line(line)
         if self.written is not None:
             terminalreporter.write_line(f"report written to {self.written}")
+            if self.written != self.report_target():
+                terminalreporter.write_line(
+                    f"  (kept the report already at {self.report_target()}: another run's, or a complete one)"
+                )
