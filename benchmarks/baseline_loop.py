@@ -4,10 +4,12 @@ For every case of a matrix (default: the bundled one) it does what
 ``pytest_tokcompat.judge.ladder.judge`` does for the case's verdict remedy, and nothing
 else: materialize the snapshot, parse tokenizer.json once with
 ``tokenizers.Tokenizer.from_file`` for the ground truth (golden ids where there is
-none), build the probe texts with the checkpoint's special tokens, load with
+none), build the probe texts with the checkpoint's special tokens and the probes
+derived from its files (``probes.derive_probes``), compute the ground truth of every
+contract dimension once (``parity.ground_truth``), load with
 ``AutoTokenizer.from_pretrained`` under the remedy (``trust_remote_code`` for
-auto_map; the registry alias and its tokenizer class for alias), then encode each
-probe text and decode the expected ids exactly as ``parity.check_parity`` does.
+auto_map; the registry alias and its tokenizer class for alias), then check every
+dimension with ``parity.check_parity``, as the ladder does.
 The verdict remedy is the case's expected outcome under the installed
 transformers (for ``broken``: every remedy the ladder would try). No pytest, no
 isolation, no static view, no reports.
@@ -76,7 +78,8 @@ def run_baseline(
     import transformers
     from tokenizers import Tokenizer
 
-    from pytest_tokcompat.judge.probes import probe_texts
+    from pytest_tokcompat.judge import parity
+    from pytest_tokcompat.judge.probes import derive_probes, probe_texts
     from pytest_tokcompat.judge.static import special_tokens
     from pytest_tokcompat.matrix.loader import load_matrix
     from pytest_tokcompat.sources.snapshots import materialize
@@ -97,15 +100,10 @@ def run_baseline(
             if (folder / "tokenizer.json").is_file()
             else None
         )
-        texts = probe_texts(case.texts, special_tokens(folder, reference))
-        if reference is not None:
-            ids = {t: reference.encode(t, add_special_tokens=False).ids for t in texts}
-            decoded = {t: reference.decode(ids[t], skip_special_tokens=False) for t in texts}
-        else:
-            assert case.golden_path is not None
-            golden = json.loads(case.golden_path.read_text(encoding="utf-8"))
-            ids = {t: list(golden["ids"][t]) for t in texts if t in golden["ids"]}
-            decoded = {t: str(golden.get("decoded", {}).get(t, t)) for t in ids}
+        texts = probe_texts(case.texts, special_tokens(folder, reference), derive_probes(folder, reference))
+        truth = parity.ground_truth(folder, texts, case.golden_path, reference)
+        assert truth is not None, f"{case.id}: no ground truth"
+        truth.acknowledged = case.acknowledged_for(version)
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         model_type = config.get("model_type")
         from pytest_tokcompat.matrix.aliases import REGISTRY
@@ -118,17 +116,7 @@ def run_baseline(
                 tokenizer = _load(folder, remedy, model_type)
             except Exception:  # a broken case: its load failing is its result
                 continue
-            match = bool(ids)
-            for text, expected in ids.items():
-                if list(tokenizer.encode(text, add_special_tokens=False)) != expected:
-                    match = False
-                    break
-                back = tokenizer.decode(
-                    expected, skip_special_tokens=False, clean_up_tokenization_spaces=False
-                )
-                if back != decoded[text]:
-                    match = False
-                    break
+            match = bool(truth.ids) and parity.check_parity(tokenizer, truth, texts).ok
             if match:
                 break
         results.append(
@@ -153,9 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         _parsecount.install()
         on_case = _parsecount.set_label
     results = run_baseline(args.matrix, on_case)
-    if args.count_parses:
-        for result in results:  # the loop computes each case's ground truth exactly once
-            _parsecount.record(result.case_id, "ground_truth")
+    if args.count_parses:  # parity.ground_truth, called once per case, counts itself
         _parsecount.dump(args.count_parses)
     total = time.perf_counter() - started
     if not args.quiet:

@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     # name: (full-size arguments, --quick arguments)
     "overhead": ([], ["--reps", "1"]),
     "isolation": ([], ["--reps", "1"]),
+    "probes": ([], ["--reps", "1"]),
     "collection": ([], ["--reps", "2"]),
     "scale": ([], ["--entries", "12"]),
     "grid": ([], ["--envs", "tflatest"]),
@@ -31,8 +32,8 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "incremental": ([], ["--releases", "5.11.0"]),
     "suite": ([], []),
 }
-SCRIPTS = {"overhead": "overhead.py", "isolation": "isolation.py", "collection": "collection.py", "scale": "scale.py",
-           "grid": "grid_build.py", "bisect": "bisect_builds.py", "incremental": "grid_incremental.py",
+SCRIPTS = {"overhead": "overhead.py", "isolation": "isolation.py", "probes": "probes.py", "collection": "collection.py",
+           "scale": "scale.py", "grid": "grid_build.py", "bisect": "bisect_builds.py", "incremental": "grid_incremental.py",
            "suite": "suite_speed.py"}  # fmt: skip
 
 
@@ -53,6 +54,11 @@ def rows(name: str, data: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
         return [
             ("child-process / in-process judging", f"{data['ratio']:.2f}x ({data['child_process_median_s']:.2f}s / "
              f"{data['in_process_median_s']:.2f}s)", "<= 1.15x", data["met"]),
+        ]  # fmt: skip
+    if name == "probes":
+        return [
+            ("derived probes + contract / today's judge", f"{data['ratio']:.2f}x CPU (cold {data['ratio_cold']:.2f}x)",
+             "<= 1.3x", data["met"]),
         ]  # fmt: skip
     if name == "collection":
         return [

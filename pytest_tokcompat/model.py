@@ -103,3 +103,40 @@ class AlarmKind(_Text):
 
 NOT_CHECKED = "not-checked"
 """The one spelling of 'could not be judged here', shared by verdicts, statuses and alias states."""
+
+
+class Dimension(_Text):
+    """A part of the tokenizer contract a client relies on, checked per attempt (README, "The contract")."""
+
+    IDS = "ids"
+    """``encode(text, add_special_tokens=False)`` against the ground truth."""
+    DEFAULT_CALL = "default_call"
+    """``tokenizer(text)["input_ids"]`` and ``encode(text)`` with the defaults, against the declared post-processing."""
+    SPECIAL_TOKENS = "special_tokens"
+    """bos/eos/pad/unk tokens and ids against tokenizer_config.json and special_tokens_map.json."""
+    DECODE = "decode"
+    """Decoding with the declared defaults, with ``skip_special_tokens=True`` and without clean-up."""
+    CHAT_TEMPLATE = "chat_template"
+    """``apply_chat_template`` against a sandboxed jinja2 rendering of the checkpoint's template, and its ids."""
+
+
+ACKNOWLEDGEABLE = (
+    Dimension.DEFAULT_CALL,
+    Dimension.SPECIAL_TOKENS,
+    Dimension.DECODE,
+    Dimension.CHAT_TEMPLATE,
+)
+"""Dimensions a matrix entry may acknowledge for a version range; wrong ids are never acknowledged (expect broken)."""
+
+
+class DimensionStatus(_Text):
+    """How one contract dimension fared in one attempt."""
+
+    MATCH = "match"
+    DRIFT = "drift"
+    ACKNOWLEDGED = "acknowledged"
+    """It drifts, and the matrix entry acknowledges that for this release (with its reason)."""
+    NOT_CHECKED = "not-checked"
+    """No ground truth for it (e.g. no tokenizer.json for the default call)."""
+    ABSENT = "absent"
+    """The checkpoint declares nothing to check (e.g. no chat template)."""

@@ -14,7 +14,7 @@ import toys
 
 from pytest_tokcompat import cli
 from pytest_tokcompat.judge import golden
-from pytest_tokcompat.judge.probes import probe_texts
+from pytest_tokcompat.judge.probes import derive_probes, probe_texts
 
 pytest_plugins = ["pytester"]
 
@@ -68,9 +68,15 @@ def test_record_writes_only_missing_ids_from_sentencepiece_and_names_it(pytester
     document = json.loads(golden_file.read_text())
     assert document["ids"]["Hello world"] == [7, 7, 7]
     assert document["source"] == "by hand"
-    texts = probe_texts()
+    texts = probe_texts(
+        (), (), derive_probes(folder)
+    )  # the derived probes are recorded too, with their kinds
     assert set(document["ids"]) == set(texts)
+    assert document["kinds"] == {text: texts.kinds[text] for text in texts.derived}
+    assert document["kinds"] and set(document["kinds"].values()) >= {"digits", "whitespace"}
     assert document["ids"][texts[1]] == spm_ids(folder, texts[1])
+    nine = next(text for text in texts.derived if text.isdigit() and len(text) == 9)
+    assert document["ids"][nine] == spm_ids(folder, nine)
     implementation = document["implementation"]
     assert (implementation["name"], implementation["file"]) == ("sentencepiece", "tokenizer.model")
     assert implementation["version"] == sentencepiece.__version__

@@ -573,6 +573,7 @@ def test_case_keys_and_outcomes_are_documented() -> None:
         "texts",
         "served_names",
         "note",
+        "acknowledge",
     }
     assert all(CASE_KEYS.values())
     assert OUTCOMES == ("native", "auto_map", "alias", "broken")

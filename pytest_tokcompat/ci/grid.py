@@ -48,6 +48,8 @@ class Cell:
     changed: bool = False
     message: str = ""
     source: str = ""
+    dimensions: str = ""
+    """Contract dimensions that drifted in some attempt, and those acknowledged (``ack: decode``)."""
 
     @property
     def unexpected(self) -> bool:
@@ -155,6 +157,33 @@ def _drifted(record: Mapping[str, Any]) -> bool:
     return any(attempt.get("status") == AttemptStatus.DRIFT for attempt in record.get("attempts", []))
 
 
+def _dimension_note(record: Mapping[str, Any]) -> str:
+    """The dimension each drifting attempt failed on first, and those the verdict's attempt acknowledges."""
+    drifted: list[str] = []
+    acknowledged: list[str] = []
+    for attempt in record.get("attempts", []):
+        if not isinstance(attempt, Mapping):
+            continue
+        parity = attempt.get("parity") if isinstance(attempt.get("parity"), Mapping) else {}
+        dimension = parity.get("dimension")
+        if (
+            attempt.get("status") == AttemptStatus.DRIFT
+            and isinstance(dimension, str)
+            and dimension not in drifted
+        ):
+            drifted.append(dimension)
+        dimensions = attempt.get("dimensions")
+        for name, result in dimensions.items() if isinstance(dimensions, Mapping) else []:
+            status = result.get("status") if isinstance(result, Mapping) else None
+            if (
+                status == "acknowledged"
+                and attempt.get("status") == AttemptStatus.OK
+                and name not in acknowledged
+            ):
+                acknowledged.append(name)
+    return ", ".join([*drifted, *(f"ack: {name}" for name in acknowledged)])
+
+
 def _cell(record: Mapping[str, Any], source: Path) -> Cell:
     state = record.get("state") if record.get("kind") == ALIAS else record.get("verdict")
     return Cell(
@@ -164,6 +193,7 @@ def _cell(record: Mapping[str, Any], source: Path) -> Cell:
         drift=_drifted(record),
         message=str(record.get("message", ""))[:300],
         source=str(source),
+        dimensions=_dimension_note(record),
     )
 
 
@@ -340,6 +370,8 @@ def _cell_text(cell: Cell | None) -> str:
         return "—"
     marks = cell.marks()
     text = f"{cell.verdict} {marks}".strip()
+    if cell.dimensions:
+        text += f" [{cell.dimensions}]"
     if cell.unexpected and cell.expected and cell.expected != cell.verdict:
         text += f" (expected {cell.expected})"
     return text
@@ -372,7 +404,8 @@ def render_markdown(grid: Grid) -> str:
         "",
         f"{MARK_UNEXPECTED} differs from the matrix · {MARK_DRIFT} some remedy loads with wrong ids · "
         f"{MARK_CHANGED} changed since the previous release · {MARK_NOT_CHECKED} not checked · "
-        "— no record for that release"
+        "— no record for that release · [dimension] the contract dimension a drifting remedy failed on · "
+        "[ack: …] a drift the matrix acknowledges for that release"
         + (
             " · loader:NAME rows: a client's own loader judged beside the verdict (information)"
             if grid.loaders

@@ -25,13 +25,29 @@ def _cell(record: dict[str, Any], key: str) -> str:
     return "-" if value in (None, "") else str(value)
 
 
+def _parity_cell(record: dict[str, Any]) -> str:
+    """The parity status, with the dimension that drifted and any acknowledged one (``match (ack: decode)``)."""
+    parity = record.get("parity") or {}
+    text = str(parity.get("status", "-"))
+    if parity.get("dimension") and text != "match":
+        kind = f"/{parity['kind']}" if parity.get("kind") else ""
+        text += f" ({parity['dimension']}{kind})"
+    dimensions = parity.get("dimensions") if isinstance(parity.get("dimensions"), dict) else {}
+    acknowledged = [
+        n for n, r in dimensions.items() if isinstance(r, dict) and r.get("status") == "acknowledged"
+    ]
+    if acknowledged:
+        text += f" (ack: {', '.join(acknowledged)})"
+    return text
+
+
 def summary_lines(records: list[dict[str, Any]]) -> list[str]:
     cases = sorted((r for r in records if r.get("kind") == CASE), key=lambda r: r["id"])
     aliases = sorted((r for r in records if r.get("kind") == ALIAS), key=lambda r: r["id"])
     rows = [("case", "model_type", "expected", "verdict", "parity", "remedy")]
     for record in cases:
         verdict = record.get("verdict") or record.get("status")
-        parity = (record.get("parity") or {}).get("status", "-")
+        parity = _parity_cell(record)
         mark = "" if record.get("status") == CaseStatus.PASSED else " !"
         rows.append(
             (

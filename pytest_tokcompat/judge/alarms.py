@@ -62,7 +62,7 @@ def verdict_alarm(case_id: str, expected: str, judgement: Judgement) -> Alarm | 
         )
     elif got == "broken":
         failures = "; ".join(f"{a.remedy}: {a.detail}" for a in judgement.attempts if a.status != "skipped")
-        message = f"expected {expected}, got broken: no remedy loads {case_id} with right ids ({failures})"
+        message = f"expected {expected}, got broken: no remedy loads {case_id} with right ids and an intact contract ({failures})"
         action = "investigate the attempts below; if upstream broke it, expect broken for this release and report it"
     else:
         message = f"expected {expected}, got {got} under transformers {version}"

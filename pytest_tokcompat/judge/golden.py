@@ -249,9 +249,12 @@ def independent_ids(folder: Path, texts: list[str]) -> Recording | str:
 
 
 def with_recorded(
-    truth: Truth | None, texts: list[str], recording: Recording, golden_path: Path | None
+    truth: Truth | None, folder: Path, texts: list[str], recording: Recording, golden_path: Path | None
 ) -> Truth:
-    """The truth once the recorded ids are added (existing ids stay as they are)."""
+    """The truth once the recorded ids are added (existing ids stay as they are), probe kinds and the
+    contract's expectations included."""
+    from pytest_tokcompat.judge.parity import golden_truth
+
     ids = dict(truth.ids) if truth else {}
     decoded = dict(truth.decoded) if truth else {}
     for text in texts:
@@ -259,11 +262,16 @@ def with_recorded(
             ids[text], decoded[text] = recording.ids[text], recording.decoded[text]
     name = golden_path.name if golden_path else "golden ids"
     source = f"golden ids in {name} (missing ones recorded now with {recording.describe()})"
-    return Truth(source, {t: ids[t] for t in texts if t in ids}, decoded, [t for t in texts if t not in ids])
+    return golden_truth(folder, texts, source, ids, decoded)
 
 
-def merge_golden(path: Path, case_id: str, recording: Recording) -> list[str]:
-    """Add the recorded ids of texts the file lacks; existing ids are never changed. The texts added."""
+def merge_golden(
+    path: Path, case_id: str, recording: Recording, kinds: dict[str, str] | None = None
+) -> list[str]:
+    """Add the recorded ids of texts the file lacks; existing ids are never changed. The texts added.
+
+    ``kinds`` (text to probe kind) marks the added texts that were derived from the checkpoint, so that
+    the next run probes them again (``parity.golden_probes``)."""
     document: dict[str, Any] = {}
     if path.is_file():
         document = json.loads(path.read_text(encoding="utf-8"))
@@ -283,6 +291,9 @@ def merge_golden(path: Path, case_id: str, recording: Recording) -> list[str]:
     extra = {
         k: v for k, v in document.items() if k not in ("case", "source", "implementation", "ids", "decoded")
     }
+    derived = {text: kind for text, kind in (kinds or {}).items() if text in added}
+    if derived:
+        extra["kinds"] = {**(extra.get("kinds") or {}), **derived}
     write_golden(path, str(document.get("case") or case_id), ids, decoded, source, implementation, extra)
     return added
 
@@ -304,8 +315,8 @@ def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> 
     independent implementation gives now; with ``replace``, write those. (exit status, text)."""
     from pytest_tokcompat.errors import TokcompatError
     from pytest_tokcompat.judge.evaluate import resolve_folder
-    from pytest_tokcompat.judge.parity import read_golden
-    from pytest_tokcompat.judge.probes import probe_texts
+    from pytest_tokcompat.judge.parity import golden_probes, read_golden
+    from pytest_tokcompat.judge.probes import derive_probes, probe_texts
     from pytest_tokcompat.judge.static import special_tokens
     from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
 
@@ -324,7 +335,8 @@ def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> 
                 2,
                 f"case {case_id!r} has a tokenizer.json, read live as its ground truth: it needs no golden ids",
             )
-        texts = probe_texts(case.texts, special_tokens(folder, None))
+        derived = derive_probes(folder, None) + golden_probes(golden_path)
+        texts = probe_texts(case.texts, special_tokens(folder, None), derived)
         found = independent_ids(folder, texts)
         old = read_golden(golden_path)[0] if golden_path.is_file() else {}
     except TokcompatError as error:
@@ -342,5 +354,7 @@ def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> 
     if refusal is not None:
         return 2, refusal
     source = f"recorded with {found.describe()} (tokcompat golden --replace)"
-    write_golden(golden_path, case_id, found.ids, found.decoded, source, found.implementation)
+    kinds = {text: texts.kinds[text] for text in found.ids if text in texts.derived}
+    extra = {"kinds": kinds} if kinds else None
+    write_golden(golden_path, case_id, found.ids, found.decoded, source, found.implementation, extra)
     return 0, f"{body}\nwritten to {golden_path}: review and commit it"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.errors import CheckpointError
+from pytest_tokcompat.judge.contract_checks import ContractTruth
 from pytest_tokcompat.judge.isolation import isolated_transformers
 from pytest_tokcompat.judge.parity import (
     MATCH,
@@ -31,10 +32,12 @@ from pytest_tokcompat.judge.parity import (
     Parity,
     Truth,
     check_parity,
+    golden_probes,
+    golden_truth,
     ground_truth,
     reference_tokenizer,
 )
-from pytest_tokcompat.judge.probes import probe_texts
+from pytest_tokcompat.judge.probes import derive_probes, probe_texts
 from pytest_tokcompat.judge.remedies import register_alias
 from pytest_tokcompat.judge.static import TOKENIZER_FILES, StaticView, special_tokens, static_view
 from pytest_tokcompat.matrix.aliases import Alias
@@ -141,6 +144,8 @@ class Attempt:
             "remote_files": self.remote_files,
             "stdout": self.stdout,
             "stderr": self.stderr,
+            "dimensions": self.parity.dimensions if self.parity else {},
+            "probe_counts": self.parity.probe_counts if self.parity else {},
         }
 
     @classmethod
@@ -315,6 +320,8 @@ class Job:
     max_memory_mb: float | None
     loader: ClientLoader | None = None
     """A client's own loader to call instead of a remedy (``remedy`` is then None)."""
+    acknowledged: dict[str, str] = field(default_factory=dict)
+    """The contract dimensions the matrix entry acknowledges for this release, with the reason."""
 
 
 def call_client_loader(folder: Path, loader: ClientLoader) -> Any:
@@ -436,11 +443,13 @@ def _read_truth(
         raise
     except BaseException as error:  # a Rust panic while parsing is a BaseException
         reference, truth_error = None, _unreadable(folder, error)
-    texts = probe_texts(job.extra_texts, special_tokens(folder, reference))
+    golden_path = Path(job.golden_path) if job.golden_path else None
+    derived = derive_probes(folder, reference) if truth_error is None else []
+    derived += [] if reference is not None else golden_probes(golden_path)
+    texts = probe_texts(job.extra_texts, special_tokens(folder, reference), derived)
     truth: Truth | None = None
     recorded: dict[str, Any] | None = None
     if truth_error is None:
-        golden_path = Path(job.golden_path) if job.golden_path else None
         try:
             truth = ground_truth(folder, texts, golden_path, reference)
         except CheckpointError:
@@ -448,14 +457,18 @@ def _read_truth(
         except BaseException as error:
             truth_error = _unreadable(folder, error)
         if truth_error is None and reference is None and job.record:
-            missing = texts if truth is None else truth.missing
+            # derived probes without golden ids are recorded too (and their kinds, for the next run)
+            missing = [text for text in texts if truth is None or text not in truth.ids]
             found = golden.independent_ids(folder, missing) if missing else None
             if isinstance(found, str):
-                truth = truth or Truth("golden ids", {}, {}, list(texts))
+                truth = truth or golden_truth(folder, texts, "golden ids", {}, {})
                 truth.missing_reason = found
             elif found is not None:
                 recorded = found.to_json()
-                truth = golden.with_recorded(truth, texts, found, golden_path)
+                recorded["kinds"] = {t: texts.kinds[t] for t in found.ids if t in texts.derived}
+                truth = golden.with_recorded(truth, folder, texts, found, golden_path)
+    if truth is not None:
+        truth.acknowledged = dict(job.acknowledged)
     emit(
         {
             "kind": "truth",
@@ -480,9 +493,13 @@ def _view_from(data: dict[str, Any]) -> StaticView:
 
 
 def _truth_from(data: dict[str, Any] | None) -> Truth | None:
+    """The Truth a child sent as JSON (its contract expectations included)."""
     if data is None:
         return None
-    return Truth(**{k: v for k, v in data.items() if k in Truth.__dataclass_fields__})
+    truth = Truth(**{k: v for k, v in data.items() if k in Truth.__dataclass_fields__})
+    if isinstance(truth.contract, dict):
+        truth.contract = ContractTruth.from_json(truth.contract)
+    return truth
 
 
 # ---- the ladder, in the caller's process ---------------------------------------------------------
@@ -578,6 +595,7 @@ def judge(
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
     loaders: tuple[ClientLoader, ...] | list[ClientLoader] = (),
+    acknowledged: dict[str, str] | None = None,
 ) -> Judgement:
     """Run the ladder on one checkpoint folder under the installed transformers.
 
@@ -586,8 +604,9 @@ def judge(
     has no tokenizer.json; ``keep_tokenizer`` loads the verdict's remedy once more, in this process,
     after the judgement, for fixtures and ``load_tokenizer()``. Each of ``loaders`` (a client's own
     loader) is then called in a child process of its own and checked against the same truth: its
-    result is recorded beside the verdict and never changes it. Raises CheckpointError where the
-    checkpoint's files cannot be read.
+    result is recorded beside the verdict and never changes it. ``acknowledged`` maps the contract
+    dimensions the matrix entry acknowledges for this release to the reason (their drift is reported,
+    not failed). Raises CheckpointError where the checkpoint's files cannot be read.
     """
     from pytest_tokcompat.judge import child, golden
     from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
@@ -609,6 +628,7 @@ def judge(
         "golden_path": str(golden_path) if golden_path else None,
         "record": record,
         "limits": limits,
+        "acknowledged": dict(acknowledged or {}),
     }
     for remedy in REMEDIES:
         if stop is not None:
@@ -692,7 +712,9 @@ def _write_recorded(found: _Found, record_as: str | None, golden_path: Path | No
 
     if not found.recorded or record_as is None or golden_path is None:
         return None
-    added = golden.merge_golden(golden_path, record_as, golden.Recording.from_json(found.recorded))
+    kinds = found.recorded.get("kinds")
+    recording = golden.Recording.from_json(found.recorded)
+    added = golden.merge_golden(golden_path, record_as, recording, kinds if isinstance(kinds, dict) else None)
     return golden_path if added else None
 
 

@@ -1,14 +1,48 @@
-"""The built-in probe corpus.
+"""The probe corpus: built-in texts, the entry's own texts, and texts derived from the checkpoint itself.
 
-Each text targets a place where tokenizer front-ends are known to diverge
-(pre-tokenizer regexes, whitespace handling, byte fallback, added tokens), so
-that a tokenizer which agrees on all of them is very likely to agree on real
-prompts too.
+Each built-in text targets a place where tokenizer front-ends are known to diverge
+(pre-tokenizer regexes, whitespace handling, byte fallback, added tokens). A fixed
+list cannot know which characters a checkpoint's pre-tokenizer treats specially,
+so each case also gets probes drawn from its own files: every special and added
+token in the contexts where their lstrip/rstrip/single_word flags matter, a sweep
+of the vocabulary over the whole id range (the highest ids included), a text for
+every script, combining-mark and number class its vocabulary holds, digit runs of
+every length up to 12, and mixed whitespace. The derivation is deterministic (a
+random generator seeded with the sha256 of the checkpoint's tokenizer files) and
+bounded by the budget below, so two runs on the same files probe the same texts.
 """
 
 from __future__ import annotations
 
+import bisect
+import codecs
+import hashlib
+import itertools
+import json
+import random
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+
+class ProbeKind(str, Enum):
+    """Where a probe text comes from; a drift names it, and the report counts probes by it."""
+
+    BUILTIN = "builtin"
+    SPECIAL = "special"
+    ENTRY = "entry"
+    DIGITS = "digits"
+    WHITESPACE = "whitespace"
+    SCRIPT = "script"
+    VOCAB = "vocab"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
 
 BUILTIN_PROBES: tuple[str, ...] = (
     "Hello world",
@@ -32,18 +66,441 @@ BUILTIN_PROBES: tuple[str, ...] = (
     "URL https://example.com/path?q=1&r=2",
 )
 
+# The probe budget (README, "Probes drawn from the checkpoint"): at most
+# SPECIAL_BUDGET / SPECIAL_GROUP + 2 * (VOCAB_STRATA + VOCAB_TOP) + SCRIPT_BUDGET + 12 + len(WHITESPACE_PROBES)
+# = 128 + 144 + 128 + 12 + 6 = 418 derived texts per case, on top of the built-in corpus and the entry's texts.
+SPECIAL_BUDGET = 1024
+"""Special and added tokens probed: all of them up to this many; beyond it, a seeded sample (specials first)."""
+SPECIAL_GROUP = 8
+"""Special-token probes per text: the template below repeated for this many tokens (in id order), so that a
+checkpoint with 800 added tokens costs 100 calls, not 800; each token keeps its three contexts."""
+VOCAB_STRATA = 64
+"""The id range is cut into this many equal strata, and one seeded id is drawn from each."""
+VOCAB_TOP = 8
+"""The highest ids are always swept."""
+VOCAB_RUN = 3
+"""Each swept id gives two texts: the id decoded alone, and it with its next neighbours (this many ids)."""
+SCRIPT_BUDGET = 128
+"""Script, combining-mark and number classes of the vocabulary, one text each (a seeded sample beyond this)."""
+SCRIPT_TOKENS = 4
+"""Vocabulary strings per class text: two decoded together, a space, two more decoded together."""
+DIGIT_LENGTHS = tuple(range(1, 13))
+PI_DIGITS = "141592653589793238462643383279502884197169399375105820974944592307816406286208998628034825"
+"""Digit runs are consecutive slices of pi's decimals (run n starts after runs 1..n-1), so no two lengths
+share their digits and none repeats the built-in corpus's '1234567890'."""
+WHITESPACE_PROBES: tuple[str, ...] = (
+    "line one\r\nline two\r\n\r\nline four\r\n",
+    "\tindented\n\t\tdouble\ttab\n",
+    "non\u00a0breaking\u00a0space and\u00a0 mixed \u00a0",
+    "mixed \t \u00a0 \r\n\t end",
+    "\u3000ideographic space, thin\u2009space, em\u2003space",
+    " \r\n \n\r \t\r\n",
+)
+SPECIAL_TEMPLATE = "Hello {token} world{token}x\n{token}user\nHi"
+"""One text per special token: between words with spaces on both sides (lstrip/rstrip), glued inside a word
+(single_word), and at the start of a chat-like line."""
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.json",
+    "merges.txt",
+    "tokenizer.model",
+    "tiktoken.model",
+    "tekken.json",
+    "chat_template.jinja",
+)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One derived probe text, with its kind and what it was drawn from (an id range, a token, a class)."""
+
+    kind: str
+    text: str
+    source: str = ""
+
+
+class ProbeTexts(list[str]):
+    """The probe texts of a case, in checking order, each with its kind (``kinds[text]``)."""
+
+    def __init__(self, texts: Iterable[str] = (), kinds: dict[str, str] | None = None) -> None:
+        super().__init__(texts)
+        self.kinds: dict[str, str] = dict(kinds or {})
+        self.sources: dict[str, str] = {}
+        self.derived: set[str] = set()
+        """Texts drawn from the checkpoint (``derive_probes``), not from the built-in corpus or the entry."""
+
+    def counts(self) -> dict[str, int]:
+        """How many probes of each kind there are."""
+        found: dict[str, int] = {}
+        for text in self:
+            kind = self.kinds.get(text, str(ProbeKind.BUILTIN))
+            found[kind] = found.get(kind, 0) + 1
+        return found
+
 
 def special_token_probes(special_tokens: Sequence[str]) -> list[str]:
-    """Texts that embed the checkpoint's own special tokens between words."""
+    """Texts that embed the checkpoint's first special tokens between words (kept from the first corpus)."""
     probes: list[str] = []
     for token in special_tokens[:4]:
         probes.append(f"{token}Hello{token} world")
     return probes
 
 
-def probe_texts(extra: Iterable[str] = (), special_tokens: Sequence[str] = ()) -> list[str]:
-    """The corpus for one case: built-ins, the checkpoint's specials, the entry's own texts."""
-    seen: dict[str, None] = {}
-    for text in (*BUILTIN_PROBES, *special_token_probes(special_tokens), *extra):
-        seen.setdefault(text, None)
-    return list(seen)
+def probe_texts(
+    extra: Iterable[str] = (), special_tokens: Sequence[str] = (), derived: Iterable[Probe] = ()
+) -> ProbeTexts:
+    """The corpus for one case: built-ins, the checkpoint's specials, the entry's texts, then derived probes.
+
+    A text that occurs twice keeps its first kind. Without ``derived`` this is the corpus of
+    the first releases, text for text.
+    """
+    found = ProbeTexts()
+    sources: list[tuple[str, str, str]] = [(t, str(ProbeKind.BUILTIN), "") for t in BUILTIN_PROBES]
+    sources += [(t, str(ProbeKind.SPECIAL), "") for t in special_token_probes(special_tokens)]
+    sources += [(t, str(ProbeKind.ENTRY), "") for t in extra]
+    first_corpus = len(sources)
+    sources += [(p.text, str(p.kind), p.source) for p in derived]
+    for index, (text, kind, source) in enumerate(sources):
+        if text and text not in found.kinds:
+            found.append(text)
+            found.kinds[text] = kind
+            if source:
+                found.sources[text] = source
+            if index >= first_corpus:
+                found.derived.add(text)
+    return found
+
+
+def checkpoint_digest(folder: Path) -> str:
+    """sha256 over the names and bytes of the checkpoint's tokenizer files: the derivation's seed."""
+    digest = hashlib.sha256()
+    for name in TOKENIZER_FILES:
+        path = folder / name
+        if path.is_file():
+            digest.update(name.encode() + b"\0")
+            with path.open("rb") as stream:
+                for block in iter(lambda: stream.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()
+
+
+def digit_runs() -> list[str]:
+    """A run of every length 1..12, each from its own slice of pi's decimals."""
+    starts = itertools.accumulate((0, *DIGIT_LENGTHS[:-1]))
+    return [PI_DIGITS[start : start + length] for start, length in zip(starts, DIGIT_LENGTHS, strict=True)]
+
+
+def read_json_dict(path: Path) -> dict[str, Any]:
+    """A JSON object file's content; {} where it is missing or not an object (the static view reports those)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def token_content(value: Any) -> str | None:
+    """A token as tokenizer_config.json writes it: a string, or an AddedToken object with its content."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        return str(value["content"])
+    return None
+
+
+def declared_added_tokens(folder: Path, reference: Any = None) -> list[tuple[int | None, str, bool]]:
+    """Every special and added token the checkpoint declares: (id or None, content, special), in id order.
+
+    From tokenizer.json's added tokens (``reference``), tokenizer_config.json's added_tokens_decoder,
+    and the named and additional special tokens of tokenizer_config.json and special_tokens_map.json.
+    """
+    found: dict[str, tuple[int | None, bool]] = {}
+    if reference is not None:
+        for token_id, token in reference.get_added_tokens_decoder().items():
+            found.setdefault(str(token.content), (int(token_id), bool(token.special)))
+    config = read_json_dict(folder / "tokenizer_config.json")
+    decoder = config.get("added_tokens_decoder")
+    for key, value in decoder.items() if isinstance(decoder, dict) else []:
+        content = token_content(value)
+        if content and str(key).isdigit() and content not in found:
+            found[content] = (int(key), bool(isinstance(value, dict) and value.get("special")))
+    for source in (config, read_json_dict(folder / "special_tokens_map.json")):
+        named = [source.get(f"{name}_token") for name in ("bos", "eos", "unk", "pad", "sep", "cls", "mask")]
+        extra = source.get("additional_special_tokens")
+        for value in [*named, *(extra if isinstance(extra, list) else [])]:
+            content = token_content(value)
+            if content and content not in found:
+                id_of = reference.token_to_id(content) if reference is not None else None
+                found[content] = (id_of, True)
+    ordered = sorted(found.items(), key=lambda item: (item[1][0] is None, item[1][0] or 0, item[0]))
+    return [(token_id, content, special) for content, (token_id, special) in ordered]
+
+
+def _special_probes(tokens: list[tuple[int | None, str, bool]], rng: random.Random) -> list[Probe]:
+    if len(tokens) > SPECIAL_BUDGET:
+        specials = [t for t in tokens if t[2]]
+        others = [t for t in tokens if not t[2]]
+        keep = specials[:SPECIAL_BUDGET] + rng.sample(others, max(0, SPECIAL_BUDGET - len(specials)))
+        tokens = [t for t in tokens if t in set(keep)]
+    probes: list[Probe] = []
+    for start in range(0, len(tokens), SPECIAL_GROUP):
+        group = tokens[start : start + SPECIAL_GROUP]
+        text = " ".join(SPECIAL_TEMPLATE.format(token=content) for _, content, _ in group)
+        known = [token_id for token_id, _, _ in group if token_id is not None]
+        ids = f", ids {min(known)}-{max(known)}" if known else ""
+        names = ", ".join(repr(content) for _, content, _ in group)
+        probes.append(Probe(str(ProbeKind.SPECIAL), text, f"{len(group)} special/added tokens{ids}: {names}"))
+    return probes
+
+
+def _decode(reference: Any, ids: list[int]) -> str:
+    try:
+        return str(reference.decode(ids, skip_special_tokens=False))
+    except Exception:  # an id the model does not have (a hole in the id range)
+        return ""
+
+
+def _vocab_probes(reference: Any, rng: random.Random) -> list[Probe]:
+    size = int(reference.get_vocab_size(with_added_tokens=True))
+    if size <= 0:
+        return []
+    chosen: set[int] = set(range(max(0, size - VOCAB_TOP), size))
+    for stratum in range(VOCAB_STRATA):
+        low, high = stratum * size // VOCAB_STRATA, (stratum + 1) * size // VOCAB_STRATA
+        if high > low:
+            chosen.add(rng.randrange(low, high))
+    probes: list[Probe] = []
+    for token_id in sorted(chosen):
+        run = list(range(token_id, min(size, token_id + VOCAB_RUN)))
+        for ids in ([token_id], run):
+            text = _decode(reference, ids)
+            if text.strip():
+                where = f"id {ids[0]}" if len(ids) == 1 else f"ids {ids[0]}-{ids[-1]}"
+                probes.append(Probe(str(ProbeKind.VOCAB), text, f"{where} of {size}"))
+    return probes
+
+
+def _byte_level(reference: Any) -> bool:
+    try:
+        state = reference.decoder.__getstate__() if reference.decoder is not None else b""
+    except Exception:
+        return False
+    return b"ByteLevel" in (state if isinstance(state, bytes) else str(state).encode())
+
+
+def _byte_table() -> dict[int, int]:
+    """The byte-level alphabet (GPT-2's printable stand-ins for the 256 bytes) back to the bytes."""
+    printable = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
+    table = {code: code for code in printable}
+    shifted = 0
+    for byte in range(256):
+        if byte not in table:
+            table[256 + shifted] = byte
+            shifted += 1
+    return table
+
+
+_BYTE_TABLE = _byte_table()
+_BYTE_ENCODING = codecs.charmap_build(
+    "".join(chr(c) for c, _ in sorted(_BYTE_TABLE.items(), key=lambda i: i[1]))
+)
+"""A charmap codec from the byte-level alphabet to bytes (str -> bytes in C, whole vocabulary at once)."""
+
+
+def _vocabulary_from_file(path: Path, size: int) -> dict[str, int] | None:
+    """The model's vocab object read straight from tokenizer.json (cheaper than ``get_vocab``), if it parses."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        start = text.index("{", text.index('"vocab"', text.index('"model"')))
+        vocab, _ = json.JSONDecoder().raw_decode(text, start)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(vocab, dict) or len(vocab) != size:
+        return None
+    return vocab
+
+
+def vocabulary_strings(reference: Any, path: Path | None = None) -> tuple[list[int], list[str]]:
+    """The model vocabulary's ids and token strings as text, in id order.
+
+    Approximate (partial UTF-8 sequences become U+FFFD): the strings only pick tokens by
+    script, and the probe texts are then decoded by the reference itself. Done with a
+    handful of whole-vocabulary string operations, not one Python step per token.
+    """
+    size = int(reference.get_vocab_size(with_added_tokens=False))
+    vocab = _vocabulary_from_file(path, size) if path is not None else None
+    if vocab is None:
+        vocab = reference.get_vocab(with_added_tokens=False)
+    ids = list(vocab.values())
+    keys = list(vocab)
+    if ids != sorted(ids):
+        keys = sorted(vocab, key=vocab.__getitem__)
+        ids = sorted(ids)
+    if not _byte_level(reference):
+        return ids, "\0".join(keys).replace("\u2581", " ").split("\0")
+    # "Ā" is the byte-level stand-in for byte 0: two of them separate tokens in the decoded bytes
+    raw, _ = codecs.charmap_encode("ĀĀ".join(keys), "replace", _BYTE_ENCODING)
+    strings = raw.decode("utf-8", "replace").split("\0\0")
+    if len(strings) != len(keys):  # a token holding two NUL bytes: one by one
+        strings = [
+            codecs.charmap_encode(k, "replace", _BYTE_ENCODING)[0].decode("utf-8", "replace") for k in keys
+        ]
+    return ids, strings
+
+
+def character_class(char: str) -> str | None:
+    """The script (or combining-mark or number class) of a non-ASCII letter, mark or number, else None.
+
+    Python has no Unicode script property; the first word of the character's name stands in for
+    it (LATIN, CYRILLIC, DEVANAGARI, THAI, CJK, HANGUL, ...). Marks are also split by their
+    canonical combining class, which is what normalizers and pre-tokenizers act on.
+    """
+    if char.isascii():
+        return None
+    category = unicodedata.category(char)
+    if category[0] not in "LMN":
+        return None
+    word = unicodedata.name(char, "UNNAMED").split(" ", 1)[0]
+    if category[0] == "M":
+        return f"mark {word} ccc={unicodedata.combining(char)}"
+    if category[0] == "N":
+        return f"number {word}"
+    return f"script {word}"
+
+
+_ID_AFTER_TOKEN = re.compile(r'(?<!\\)":(\d+)')
+
+
+class _VocabularyIndex:
+    """The vocabulary as one text, to list the characters it holds and find a token holding a given one.
+
+    Fast path: the BPE ``vocab`` object of tokenizer.json as raw JSON text, its layout
+    whitespace removed, a byte-level vocabulary mapped back to bytes and decoded as a
+    whole, so that no Python object is made per token; a character is found with a
+    single-character search and its token's id read after the token (``"...":1234``).
+    Other formats fall back to the vocabulary's strings token by token.
+    """
+
+    def __init__(self, reference: Any, path: Path | None) -> None:
+        self.reference = reference
+        section = self._bpe_section(path) if path is not None else None
+        self.ids: list[int] = []
+        self.strings: list[str] = []
+        self.starts: list[int] = []
+        self.fast = section is not None
+        if section is not None:
+            self.text = (
+                _from_byte_level(section) if _byte_level(reference) else section.replace("\u2581", " ")
+            )
+        else:
+            self.ids, self.strings = vocabulary_strings(reference, path)
+            self.text = "".join(self.strings)
+            self.starts = list(itertools.accumulate(map(len, self.strings), initial=0))
+
+    @staticmethod
+    def _bpe_section(path: Path) -> str | None:
+        try:
+            data = path.read_bytes()
+            start = data.index(b"{", data.index(b'"vocab"', data.index(b'"model"')))
+            end = data.index(b'"merges"', start)
+            section = data[start:end]
+            # tokens hold no layout whitespace (byte-level: Ġ, Ċ; sentencepiece: ▁), the JSON around them does
+            for blank in (b" ", b"\n", b"\r", b"\t"):
+                section = section.replace(blank, b"")
+            return section.decode("utf-8")
+        except (OSError, ValueError):
+            return None
+
+    def find(self, char: str, rng: random.Random) -> int | None:
+        """The id of a vocabulary token holding ``char``, searched from a seeded position on."""
+        position = self.text.find(char, rng.randrange(len(self.text)))
+        position = self.text.find(char) if position < 0 else position
+        if position < 0:
+            return None
+        if not self.fast:
+            index = bisect.bisect_right(self.starts, position) - 1
+            return None if "\ufffd" in self.strings[index] else self.ids[index]
+        found = _ID_AFTER_TOKEN.search(self.text, position)
+        if found is None:
+            return None
+        token_id = int(found.group(1))
+        decoded = _decode(self.reference, [token_id])
+        return token_id if char in decoded and "\ufffd" not in decoded else None
+
+
+def _from_byte_level(text: str) -> str:
+    """Byte-level text (GPT-2's stand-in characters) as the text its bytes spell, in a few whole-text steps."""
+    try:
+        import numpy
+    except ImportError:  # transformers depends on numpy; without it, the slower codec
+        raw, _ = codecs.charmap_encode(text, "replace", _BYTE_ENCODING)
+        return raw.decode("utf-8", "replace")
+    table = numpy.full(max(_BYTE_TABLE) + 2, ord("?"), dtype=numpy.uint8)
+    table[list(_BYTE_TABLE)] = list(_BYTE_TABLE.values())
+    codes = numpy.frombuffer(text.encode("utf-32-le"), dtype=numpy.uint32)
+    codes = numpy.minimum(codes, len(table) - 1)  # anything outside the alphabet reads as '?'
+    return bytes(table[codes].tobytes()).decode("utf-8", "replace")
+
+
+def _script_probes(reference: Any, rng: random.Random, path: Path | None) -> list[Probe]:
+    index = _VocabularyIndex(reference, path)
+    if not index.text:
+        return []
+    classes: dict[str, list[str]] = {}
+    for char in set(index.text):
+        name = character_class(char)
+        if name is not None and char != "\ufffd":
+            classes.setdefault(name, []).append(char)
+    names = sorted(classes)
+    if len(names) > SCRIPT_BUDGET:
+        names = sorted(rng.sample(names, SCRIPT_BUDGET))
+    probes: list[Probe] = []
+    for name in names:
+        chars = sorted(classes[name])
+        rng.shuffle(chars)
+        chosen: list[int] = []
+        for char in chars[: SCRIPT_TOKENS * 4]:
+            token_id = index.find(char, rng)
+            if token_id is not None and token_id not in chosen:
+                chosen.append(token_id)
+            if len(chosen) == SCRIPT_TOKENS:
+                break
+        if not chosen:
+            continue
+        half = (len(chosen) + 1) // 2
+        text = _decode(reference, chosen[:half]) + " " + _decode(reference, chosen[half:])
+        if text.strip():
+            probes.append(Probe(str(ProbeKind.SCRIPT), text, f"{name}: ids {', '.join(map(str, chosen))}"))
+    return probes
+
+
+_DERIVED: dict[str, list[Probe]] = {}
+
+
+def derive_probes(folder: Path, reference: Any = None) -> list[Probe]:
+    """The probes drawn from the checkpoint in ``folder`` (``reference``: its tokenizer.json, parsed).
+
+    Without a tokenizer.json there is no vocabulary to sweep: the special-token, digit and
+    whitespace probes are still derived; they are checked where golden ids cover them.
+    Cached per file digest, so cases that share a tokenizer derive it once per process.
+    """
+    digest = checkpoint_digest(folder)
+    key = f"{digest}:{reference is not None}"
+    if key not in _DERIVED:
+        rng = random.Random(digest)
+        probes = _special_probes(declared_added_tokens(folder, reference), rng)
+        probes += [Probe(str(ProbeKind.DIGITS), run, f"{len(run)} digits") for run in digit_runs()]
+        probes += [Probe(str(ProbeKind.WHITESPACE), text, "mixed whitespace") for text in WHITESPACE_PROBES]
+        if reference is not None:
+            probes += _script_probes(reference, rng, folder / "tokenizer.json")
+            probes += _vocab_probes(reference, rng)
+        if len(_DERIVED) > 8:
+            _DERIVED.clear()
+        _DERIVED[key] = probes
+    return list(_DERIVED[key])

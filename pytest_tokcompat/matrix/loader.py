@@ -20,7 +20,7 @@ import yaml
 from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.matrix.clients import ClientLoader, split_call
 from pytest_tokcompat.matrix.versions import VersionRange, matching_ranges, overlapping_pairs, parse_range
-from pytest_tokcompat.model import Outcome
+from pytest_tokcompat.model import ACKNOWLEDGEABLE, Dimension, Outcome
 
 OUTCOMES = tuple(str(outcome) for outcome in Outcome)
 CASE_KEYS = {
@@ -33,6 +33,7 @@ CASE_KEYS = {
     "texts": "extra probe texts for this checkpoint",
     "served_names": "names the model is served under (--served-model-name)",
     "note": "free text shown in the report",
+    "acknowledge": "version ranges -> {dimension: reason}: contract drifts accepted for those releases",
 }
 TOP_KEYS = {"version", "cases", "golden_dir", "floor", "loaders"}
 LOADER_KEYS = {"name", "call", "attr", "kwargs"}
@@ -70,6 +71,15 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class Acknowledgement:
+    """A contract dimension whose drift the entry accepts under a version range, and why."""
+
+    range: VersionRange
+    dimension: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Case:
     """One matrix entry, validated."""
 
@@ -85,6 +95,17 @@ class Case:
     served_names: tuple[str, ...] = ()
     note: str | None = None
     golden_path: Path | None = None
+    acknowledge: tuple[Acknowledgement, ...] = ()
+
+    def acknowledged_for(self, transformers_version: str) -> dict[str, str]:
+        """The dimensions acknowledged under ``transformers_version``, with their reasons."""
+        found: dict[str, str] = {}
+        for entry in self.acknowledge:
+            if matching_ranges([entry.range], transformers_version):
+                found.setdefault(
+                    entry.dimension, f"{entry.reason} (acknowledged for {entry.range.text or '*'})"
+                )
+        return found
 
     @property
     def location(self) -> str:
@@ -549,6 +570,9 @@ def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -
     expectations = _read_expect(data, keys, node, name, reader, trust)
     if expectations is None:
         ok = False
+    acknowledge = _read_acknowledge(data, keys, name, reader)
+    if acknowledge is None:
+        ok = False
     if not ok or not isinstance(case_id, str) or expectations is None:
         return None
     return Case(
@@ -564,6 +588,7 @@ def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -
         served_names=tuple(served),
         note=note,
         golden_path=golden_dir / f"{case_id}.json",
+        acknowledge=tuple(acknowledge or ()),
     )
 
 
@@ -643,3 +668,71 @@ def _read_expect(
         )
         ok = False
     return expectations if ok else None
+
+
+def _read_acknowledge(
+    data: dict[str, Any],
+    keys: dict[str, tuple[yaml.Node, yaml.Node]],
+    name: str | None,
+    reader: _Reader,
+) -> list[Acknowledgement] | None:
+    """``acknowledge: {RANGE: {DIMENSION: REASON}}``; None (after reporting) when any part is wrong."""
+    if "acknowledge" not in data:
+        return []
+    value, value_node = data["acknowledge"], keys["acknowledge"][1]
+    dimensions = ", ".join(str(d) for d in ACKNOWLEDGEABLE)
+    example = 'write \'acknowledge: {">=5.0": {default_call: "why this drift is accepted"}}\''
+    if not isinstance(value, dict) or not value or not isinstance(value_node, yaml.MappingNode):
+        reader.problem(
+            value_node, name, f"'acknowledge' must be a map of version ranges, got {value!r}", example
+        )
+        return None
+    found: list[Acknowledgement] = []
+    ok = True
+    for key_node, entry_node in value_node.value:
+        range_text = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else ""
+        if range_text not in value and key_node.tag not in NUMBER_TAGS:
+            continue  # a key the reader already reported (a duplicate or a bad key)
+        try:
+            version_range = parse_range(range_text)
+        except ValueError as error:
+            reader.problem(
+                key_node,
+                name,
+                f"bad version range in 'acknowledge': {error}",
+                "write a range such as '>=5.0'",
+            )
+            ok = False
+            continue
+        entry = value.get(range_text)
+        if not isinstance(entry, dict) or not entry:
+            reader.problem(
+                entry_node, name, f"'acknowledge' {range_text!r} must map dimensions to reasons", example
+            )
+            ok = False
+            continue
+        for dimension, reason in entry.items():
+            if dimension == Dimension.IDS:
+                reader.problem(
+                    entry_node,
+                    name,
+                    "wrong ids cannot be acknowledged: a tokenizer with other ids is no remedy",
+                    "expect broken for that range instead",
+                )
+                ok = False
+            elif dimension not in ACKNOWLEDGEABLE:
+                reader.problem(
+                    entry_node, name, f"unknown contract dimension {dimension!r}", f"use one of {dimensions}"
+                )
+                ok = False
+            elif not isinstance(reason, str) or not reason.strip():
+                reader.problem(
+                    entry_node,
+                    name,
+                    f"the acknowledgement of {dimension!r} for {range_text!r} has no reason",
+                    "write why the drift is accepted, e.g. 'upstream issue #123, fixed in 5.6'",
+                )
+                ok = False
+            else:
+                found.append(Acknowledgement(version_range, str(dimension), reason.strip()))
+    return found if ok else None
