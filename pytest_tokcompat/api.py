@@ -85,7 +85,6 @@ def load_tokenizer(
         trust_remote_code=trust_remote_code,
         texts=texts,
         keep_tokenizer=True,
-        acknowledged=case.acknowledged_for(transformers_version()) if case else None,
     )
     return loaded_from(evaluation, name_or_path)
 

@@ -278,7 +278,7 @@ def _judge(
         keep_tokenizer=keep_tokenizer,
         limits=limits,
         loaders=loaders,
-        acknowledged=case.acknowledged_for(transformers_version()),
+        acknowledged=case.acknowledged_for(transformers_version()) if case is not None else None,
     )
     if case is not None:
         _JUDGED[(case.id, str(checkpoint.folder))] = replace(
