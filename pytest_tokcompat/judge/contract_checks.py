@@ -143,6 +143,16 @@ class ContractTruth:
     not_checked: dict[str, str] = field(default_factory=dict)
     """Dimensions (or parts) without ground truth, with the reason."""
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ContractTruth:
+        """Rebuilt from ``dataclasses.asdict`` after a trip through JSON (a child process's message)."""
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["declared"] = Declared(
+            **{k: v for k, v in data["declared"].items() if k in Declared.__dataclass_fields__}
+        )
+        fields["chat"] = [ChatExpectation(**entry) for entry in data.get("chat", [])]
+        return cls(**fields)
+
 
 def read_declared(folder: Path, reference: Any = None) -> Declared:
     """The contract the checkpoint declares: flags, special tokens (with ids) and its chat template."""
