@@ -9,6 +9,7 @@ and the probe, and pass the clean checkpoint.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import pickle
@@ -30,7 +31,7 @@ from pytest_tokcompat.judge.contract_checks import (
     reference_chat,
 )
 from pytest_tokcompat.judge.ladder import judge, transformers_version
-from pytest_tokcompat.judge.parity import check_parity, ground_truth, reference_tokenizer
+from pytest_tokcompat.judge.parity import Truth, check_parity, ground_truth, reference_tokenizer
 from pytest_tokcompat.judge.probes import (
     PI_DIGITS,
     SPECIAL_BUDGET,
@@ -332,6 +333,8 @@ def test_parity_and_truth_are_plain_picklable_data(tmp_path: Path) -> None:
     assert pickle.loads(pickle.dumps(parity)) == parity
     assert json.loads(json.dumps(parity.to_json())) == parity.to_json()
     assert pickle.loads(pickle.dumps(texts)).kinds == texts.kinds
+    # a child process hands the truth on as JSON (dataclasses.asdict): it comes back whole
+    assert Truth.from_json(json.loads(json.dumps(dataclasses.asdict(truth)))) == truth
 
 
 def test_an_acknowledged_dimension_is_reported_not_failed(tmp_path: Path) -> None:

@@ -53,6 +53,14 @@ class Truth:
     sources: dict[str, str] = field(default_factory=dict)
     """What a derived probe was drawn from (``ids 700-702 of 707``, ``special token '<|im_end|>' (id 2)``)."""
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Truth:
+        """Rebuilt from ``dataclasses.asdict`` after a trip through JSON: plain data in, the nested contract too."""
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        if isinstance(fields.get("contract"), dict):
+            fields["contract"] = ContractTruth.from_json(fields["contract"])
+        return cls(**fields)
+
 
 @dataclass
 class Parity:
