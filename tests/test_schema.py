@@ -86,7 +86,6 @@ def test_every_property_has_a_description() -> None:
 
 VALID = {
     "minimal": "cases:\n  - id: a\n    repo: o/n\n    expect: native\n",
-    "empty": "version: 1\ncases: []\n",
     "ranges": 'cases:\n  - id: a\n    repo: o/n\n    expect: {"<5.11": alias, ">=5.11": native}\n',
     "everything": textwrap.dedent(
         """\
@@ -109,6 +108,8 @@ INVALID = {
     "unknown case key": "cases:\n  - id: a\n    repo: o/n\n    colour: x\n    expect: native\n",
     "unknown top key": "cases: []\nextra: 1\n",
     "no cases": "version: 1\n",
+    "empty cases": "version: 1\ncases: []\n",
+    "id with a trailing newline": 'cases:\n  - id: "a\\n"\n    repo: o/n\n    expect: native\n',
     "cases not a list": "cases: {id: a}\n",
     "version 2": "version: 2\ncases: []\n",
     "unknown outcome": "cases:\n  - id: a\n    repo: o/n\n    expect: nativ\n",
