@@ -6,12 +6,13 @@ here, so that all three agree on what a case means.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.errors import NotReachable, NotRunnable
 from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, verdict_alarm
+from pytest_tokcompat.judge.cache import JudgeCache
 from pytest_tokcompat.judge.ladder import (
     DEFAULT_LIMITS,
     Attempt,
@@ -27,8 +28,6 @@ from pytest_tokcompat.model import CaseStatus
 from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
-_JUDGED: dict[tuple[str, str], Judgement] = {}
-"""Judgements of this process, so an alias lifecycle item reuses its cases' loads."""
 
 
 @dataclass
@@ -91,19 +90,27 @@ def judge_case(
     record: bool = False,
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    cache: JudgeCache | None = None,
 ) -> Judgement:
-    """The ladder with the case's own opt-in, texts and golden ids; remembered for its alias item."""
-    judgement = judge(
-        folder,
-        trust_remote_code=case.trust_remote_code,
-        extra_texts=case.texts,
-        golden_path=case.golden_path,
-        registry=registry,
-        record_as=case.id if record else None,
-        keep_tokenizer=keep_tokenizer,
-        limits=limits,
-    )
-    _JUDGED[(case.id, str(folder))] = replace(judgement, tokenizer=None)  # keep no tokenizer alive
+    """The ladder with the case's own opt-in, texts and golden ids; remembered in the run's ``cache``."""
+    cache = cache if cache is not None else JudgeCache()
+    reusable = registry is None and not record and not keep_tokenizer
+    known = cache.judgement(case.id, folder) if reusable else None
+    if known is not None:  # judged earlier in this run (by its case item or a fixture): once per case
+        return known
+    with cache.active():
+        judgement = judge(
+            folder,
+            trust_remote_code=case.trust_remote_code,
+            extra_texts=case.texts,
+            golden_path=case.golden_path,
+            registry=registry,
+            record_as=case.id if record else None,
+            keep_tokenizer=keep_tokenizer,
+            limits=limits,
+        )
+    if registry is None:  # a judgement under another registry would mislead the alias item
+        cache.remember(case.id, folder, judgement)
     return judgement
 
 
@@ -114,7 +121,9 @@ def run_case(
     keep_tokenizer: bool = False,
     registry: dict[str, Alias] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    cache: JudgeCache | None = None,
 ) -> CaseOutcome:
+    """``cache``: the run's judgements (pytest keeps one per session); without it the case is judged afresh."""
     version = transformers_version()
     try:
         expected = case.expected_for(version)
@@ -128,7 +137,13 @@ def run_case(
         return CaseOutcome(case.id, FAILED, str(error), expected)
     try:
         judgement = judge_case(
-            case, folder, registry=registry, record=record, keep_tokenizer=keep_tokenizer, limits=limits
+            case,
+            folder,
+            registry=registry,
+            record=record,
+            keep_tokenizer=keep_tokenizer,
+            limits=limits,
+            cache=cache,
         )
     except CheckpointError as error:
         # The checkpoint's own files are unusable: no remedy can load it, so the verdict is broken.
@@ -198,8 +213,10 @@ def run_alias(
     cases: list[Case],
     registry: dict[str, Alias] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    cache: JudgeCache | None = None,
 ) -> AliasOutcome:
-    """Judge an alias's lifecycle on the cases of its model_type."""
+    """Judge an alias's lifecycle on the cases of its model_type, reusing the run's judgements in ``cache``."""
+    cache = cache if cache is not None else JudgeCache()
     relevant = [case for case in cases if model_type_of(case) == alias.model_type]
     if not relevant:
         message = f"no case in the matrix has model_type {alias.model_type!r}; add one to check this alias"
@@ -208,9 +225,12 @@ def run_alias(
     for case in relevant:
         try:
             folder = resolve_folder(case)
-            judgement = _JUDGED.get((case.id, str(folder))) if registry is None else None
+            judgement = cache.judgement(case.id, folder) if registry is None else None
             judgements.append(
-                (case.id, judgement or judge_case(case, folder, registry=registry, limits=limits))
+                (
+                    case.id,
+                    judgement or judge_case(case, folder, registry=registry, limits=limits, cache=cache),
+                )
             )
         except (NotReachable, NotRunnable, SnapshotError, CheckpointError):
             continue

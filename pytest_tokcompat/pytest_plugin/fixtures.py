@@ -2,7 +2,8 @@
 
 ``tokcompat_tokenizer`` is the tokenizer loaded with the case's verdict remedy,
 so a project checks its chat template or its own prompts without re-implementing
-the ladder.
+the ladder. The case is judged once per run (shared with its case item), under the
+run's --tokcompat-load-timeout and --tokcompat-max-file-mb.
 """
 
 from __future__ import annotations
@@ -15,12 +16,10 @@ from pytest_tokcompat.matrix.loader import Case
 
 
 def parametrize_cases(metafunc: pytest.Metafunc) -> None:
-    from pytest_tokcompat.pytest_plugin.session import load_or_usage_error, matrix_path
+    from pytest_tokcompat.pytest_plugin.session import run_of
 
-    matrix = load_or_usage_error(matrix_path(metafunc.config))
-    metafunc.parametrize(
-        "tokcompat_case", matrix.cases, ids=[case.id for case in matrix.cases], indirect=True
-    )
+    cases = run_of(metafunc.config).matrix.cases
+    metafunc.parametrize("tokcompat_case", cases, ids=[case.id for case in cases], indirect=True)
 
 
 @pytest.fixture
@@ -30,13 +29,8 @@ def tokcompat_case(request: pytest.FixtureRequest) -> Case:
 
 
 @pytest.fixture
-def tokcompat_tokenizer(tokcompat_case: Case) -> Any:
+def tokcompat_tokenizer(request: pytest.FixtureRequest, tokcompat_case: Case) -> Any:
     """The case's tokenizer, loaded with the remedy its verdict needs; skips cases not checked here."""
-    from pytest_tokcompat.judge.evaluate import NOT_CHECKED, run_case
+    from pytest_tokcompat.pytest_plugin.session import run_of
 
-    outcome = run_case(tokcompat_case, keep_tokenizer=True)
-    if outcome.status == NOT_CHECKED:
-        pytest.skip(f"not checked: {outcome.message}")
-    if outcome.judgement is None or outcome.judgement.tokenizer is None:
-        pytest.fail(f"case {tokcompat_case.id!r} has no working tokenizer: {outcome.message}", pytrace=False)
-    return outcome.judgement.tokenizer
+    return run_of(request.config).tokenizer_for(tokcompat_case)

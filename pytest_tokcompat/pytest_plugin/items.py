@@ -1,7 +1,9 @@
 """pytest nodes: the matrix file, one item per case, one item per registry alias.
 
-Failures point at the case's YAML line and say what to do; every item records
-its result in ``user_properties`` so the controller can report it under xdist.
+Failures point at the case's YAML line and say what to do. Each item keeps its
+record in ``item.stash``; the ``pytest_runtest_makereport`` wrapper puts it on the
+test report (``report.tokcompat``), where the controller's reporter reads it, also
+under xdist. Nothing goes into ``user_properties``, so ``--junitxml`` stays clean.
 """
 
 from __future__ import annotations
@@ -14,20 +16,10 @@ from typing import Any
 import pytest
 
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
-from pytest_tokcompat.judge.ladder import DEFAULT_LOAD_TIMEOUT, DEFAULT_MAX_FILE_MB, Limits
 from pytest_tokcompat.matrix.aliases import REGISTRY, Alias
-from pytest_tokcompat.matrix.loader import Case, Matrix
-
-PROPERTY = "tokcompat"
-
-
-def limits_from(config: pytest.Config) -> Limits:
-    timeout = config.getoption("tokcompat_load_timeout")
-    max_mb = config.getoption("tokcompat_max_file_mb")
-    return Limits(
-        load_timeout=DEFAULT_LOAD_TIMEOUT if timeout is None else (timeout or None),
-        max_file_mb=DEFAULT_MAX_FILE_MB if max_mb is None else max_mb,
-    )
+from pytest_tokcompat.matrix.loader import Case
+from pytest_tokcompat.pytest_plugin.plugin import RECORD_KEY
+from pytest_tokcompat.pytest_plugin.session import TokcompatRun, run_of
 
 
 class TokcompatFailure(Exception):
@@ -35,18 +27,23 @@ class TokcompatFailure(Exception):
 
 
 class MatrixFile(pytest.File):
-    matrix: Matrix
+    """The matrix YAML: one item per case, then one per alias of the registry."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        for case in self.matrix.cases:
+        for case in run_of(self.config).matrix.cases:
             yield CaseItem.from_parent(self, name=case.id, case=case)
         for alias in REGISTRY.values():
             yield AliasItem.from_parent(self, name=f"alias:{alias.model_type}", alias=alias)
 
 
 class _TokcompatItem(pytest.Item):
+    @property
+    def run(self) -> TokcompatRun:
+        return run_of(self.config)
+
     def _record(self, record: dict[str, Any]) -> None:
-        self.user_properties.append((PROPERTY, json.dumps(record, ensure_ascii=False, default=str)))
+        """Plain JSON (enums as strings, paths as text), as it will be in the report."""
+        self.stash[RECORD_KEY] = json.loads(json.dumps(record, ensure_ascii=False, default=str))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, TokcompatFailure):
@@ -60,11 +57,11 @@ class CaseItem(_TokcompatItem):
         self.case = case
 
     def runtest(self) -> None:
-        record_mode = bool(self.config.getoption("tokcompat_record"))
-        outcome = run_case(self.case, record=record_mode, limits=limits_from(self.config))
+        run = self.run
+        outcome = run_case(self.case, record=run.record, limits=run.limits, cache=run.judges)
         self._record(outcome.to_json())
         if outcome.status == NOT_CHECKED:
-            if self.config.getoption("tokcompat_require_hub"):
+            if run.require_hub:
                 raise TokcompatFailure(
                     f"{self.case.location}: case {self.case.id!r} not checked: {outcome.message}"
                 )
@@ -82,8 +79,8 @@ class AliasItem(_TokcompatItem):
         self.alias = alias
 
     def runtest(self) -> None:
-        assert isinstance(self.parent, MatrixFile)
-        outcome = run_alias(self.alias, self.parent.matrix.cases, limits=limits_from(self.config))
+        run = self.run
+        outcome = run_alias(self.alias, run.matrix.cases, limits=run.limits, cache=run.judges)
         self._record(
             {
                 "kind": "alias",
