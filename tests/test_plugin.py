@@ -535,12 +535,14 @@ def test_a_partial_selection_says_so_in_the_report(
     assert report["complete"] is False
 
 
-def test_an_interrupted_whole_run_is_incomplete_but_not_a_partial_selection(
+def test_an_interrupted_or_broken_whole_run_is_incomplete_but_not_a_partial_selection(
     pytester: pytest.Pytester,
 ) -> None:
     matrix = two_native_cases(pytester)
     pytester.makeconftest(
-        "import pytest\n"
+        "def pytest_runtest_setup(item):\n"
+        "    if item.name == 'one':\n"
+        "        raise RuntimeError('the setup broke')\n"
         "def pytest_runtest_call(item):\n"
         "    if item.name == 'two':\n"
         "        raise KeyboardInterrupt\n"
@@ -557,6 +559,12 @@ def test_an_interrupted_whole_run_is_incomplete_but_not_a_partial_selection(
     assert report["selection"] == {"partial": False, "reason": None}
     assert report["complete"] is False
     assert report["exit_status"] == pytest.ExitCode.INTERRUPTED
+    why = {record["id"]: (record["status"], record["message"]) for record in report["cases"]}
+    assert why == {
+        "one": ("not-checked", "did not finish: RuntimeError: the setup broke"),
+        "two": ("not-checked", "did not run in this session (pytest exit status 2)"),
+        "alias:deepseek_v32": ("not-checked", "did not run in this session (pytest exit status 2)"),
+    }
 
 
 # --- the fixtures and the time limit ------------------------------------------------------------
@@ -593,6 +601,17 @@ def test_tokcompat_tokenizer_judges_each_case_once_per_run(
     # One judgement for the case item and all three tests (its native rung loads once), then one load
     # of the verdict's remedy that the three tests share.
     assert len(loads) == 2, loads
+
+
+def test_tokcompat_tokenizer_honours_the_limit_options(pytester: pytest.Pytester) -> None:
+    toys.native_toy(pytester.path / "native")
+    matrix = write_matrix(pytester.path, "  - {id: native, snapshot: native, expect: native}\n")
+    pytester.makepyfile(test_own="def test_uses_it(tokcompat_tokenizer):\n    pass\n")
+    result = pytester.runpytest(
+        f"--tokcompat-matrix={matrix}", "-p", "no:randomly", "--tokcompat-max-file-mb=0.001"
+    )
+    result.assert_outcomes(errors=1)  # the fixture fails: an error at setup
+    result.stdout.fnmatch_lines(["*case 'native' has no working tokenizer*over the 0.001 MB cap*"])
 
 
 def test_pytest_timeouts_signal_method_still_fires_after_the_fixture(pytester: pytest.Pytester) -> None:

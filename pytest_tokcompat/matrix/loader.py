@@ -270,7 +270,7 @@ class _NodeLimit(Exception):
         self.line = line
 
 
-class _CountingLoader(yaml.SafeLoader):
+class _CountingLoader(yaml.SafeLoader):  # type: ignore[misc,unused-ignore]  # untyped without types-PyYAML
     """Composes as SafeLoader does, but stops at MAX_NODES, before a flood of tiny nodes fills memory."""
 
     def __init__(self, stream: str) -> None:
@@ -281,7 +281,8 @@ class _CountingLoader(yaml.SafeLoader):
         self.composed += 1
         if self.composed > MAX_NODES:
             raise _NodeLimit(self.peek_event().start_mark.line + 1)
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        node: yaml.Node | None = super().compose_node(parent, index)
+        return node
 
 
 def _count_nodes_fast(text: str) -> int | None:

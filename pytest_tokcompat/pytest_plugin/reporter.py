@@ -132,12 +132,14 @@ class TokcompatReporter:
             return
         record_id = self.run.record_id_of(report.nodeid)
         if record_id is not None and report.failed and record_id not in self.records:
-            first = (report.longreprtext or "failed").strip().splitlines()
-            self.lost[record_id] = first[0][:300] if first else "failed"
+            # The exception's own message, else the last line (xdist: "worker 'gw0' crashed while running ...").
+            crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
+            lines = [line for line in report.longreprtext.splitlines() if line.strip()]
+            self.lost[record_id] = str(crash or (lines[-1] if lines else "failed"))[:300]
 
     def _missing(self, wanted: list[str], exit_status: int) -> list[dict[str, Any]]:
         """Items without a record: not checked, never passed, with why."""
-        missing = []
+        missing: list[dict[str, Any]] = []
         for record_id in wanted:
             if record_id in self.records:
                 continue

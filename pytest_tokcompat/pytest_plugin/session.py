@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.judge.cache import JudgeCache
-from pytest_tokcompat.matrix.loader import Case, Matrix, MatrixError, bundled_matrix, load_matrix
+from pytest_tokcompat.matrix.loader import Case, Matrix, bundled_matrix, load_matrix
 from pytest_tokcompat.pytest_plugin.plugin import RUN_KEY
 
 if TYPE_CHECKING:
@@ -108,11 +109,9 @@ class TokcompatRun:
 
     def _named_by_the_arguments(self) -> bool:
         """An argument is the matrix (maybe as node ids), or a folder that holds it."""
-        from _pytest.config import Config
-
         base = Path(
             self.config.rootpath
-            if self.config.args_source == Config.ArgsSource.TESTPATHS
+            if self.config.args_source == pytest.Config.ArgsSource.TESTPATHS
             else self.config.invocation_params.dir
         )
         for argument in self.config.args:
