@@ -80,7 +80,8 @@ def count_parses() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     done = run_timed(
         [PYTHON, "-m", "pytest", "-p", "_parsecount", *PLUGIN_FLAGS, "--tokcompat-report", str(report)],
         cwd,
-        bench_env(TOKCOMPAT_BENCH_COUNTS=str(plugin_counts)),
+        # counted in this process: the probe is not in the judge's child processes
+        bench_env(TOKCOMPAT_BENCH_COUNTS=str(plugin_counts), TOKCOMPAT_ISOLATION="inprocess"),
     )
     if done.returncode != 0:
         raise SystemExit(f"counting run of the plugin failed:\n{tail(done.stdout + done.stderr)}")

@@ -23,13 +23,17 @@ from _common import BENCH_DIR, PYTHON, empty_dir
 BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     # name: (full-size arguments, --quick arguments)
     "overhead": ([], ["--reps", "1"]),
+    "isolation": ([], ["--reps", "1"]),
     "collection": ([], ["--reps", "2"]),
     "scale": ([], ["--entries", "12"]),
     "grid": ([], ["--envs", "tflatest"]),
     "bisect": ([], ["--max", "16"]),
+    "incremental": ([], ["--releases", "5.11.0"]),
+    "suite": ([], []),
 }
-SCRIPTS = {"overhead": "overhead.py", "collection": "collection.py", "scale": "scale.py",
-           "grid": "grid_build.py", "bisect": "bisect_builds.py"}  # fmt: skip
+SCRIPTS = {"overhead": "overhead.py", "isolation": "isolation.py", "collection": "collection.py", "scale": "scale.py",
+           "grid": "grid_build.py", "bisect": "bisect_builds.py", "incremental": "grid_incremental.py",
+           "suite": "suite_speed.py"}  # fmt: skip
 
 
 def rows(name: str, data: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
@@ -44,6 +48,11 @@ def rows(name: str, data: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
              data["parses_met"]),
             ("ground truth per case", "1" if data["ground_truth_once"] else "not 1", "== 1",
              data["ground_truth_once"]),
+        ]  # fmt: skip
+    if name == "isolation":
+        return [
+            ("child-process / in-process judging", f"{data['ratio']:.2f}x ({data['child_process_median_s']:.2f}s / "
+             f"{data['in_process_median_s']:.2f}s)", "<= 1.15x", data["met"]),
         ]  # fmt: skip
     if name == "collection":
         return [
@@ -66,12 +75,25 @@ def rows(name: str, data: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
              f"{data['ratio']:.2f} (build cold {cold['build']:.1f}s, warm {warm['build']:.1f}s; "
              f"test {warm['test']:.1f}s)", "<= 1.0", data["met"]),
         ]  # fmt: skip
+    if name == "incremental":
+        runs = data["runs"]
+        return [
+            (f"grid rerun / cold ({data['releases']})",
+             f"{data['ratio']:.3f} ({runs['rerun']['seconds']:.1f}s / {runs['cold']['seconds']:.1f}s)", "<= 0.10",
+             data["met"]),
+        ]  # fmt: skip
     if name == "bisect":
         worst = max(data["rows"], key=lambda r: r["worst"])
         return [
             (f"bisect builds, n={data['rows'][0]['n']}..{data['rows'][-1]['n']}",
              f"worst {worst['worst']} at n={worst['n']}, least slack {data['slack']}", "<= ceil(log2 n)+2",
              data["met"] and data["found_right"]),
+        ]  # fmt: skip
+    if name == "suite":
+        return [
+            (f"default test suite: {data['baseline_commit'][:7]} / now",
+             f"{data['ratio']:.2f}x ({data['baseline_median_s']:.0f}s / {data['current_median_s']:.0f}s)",
+             ">= 2x", data["met"]),
         ]  # fmt: skip
     return []
 

@@ -53,7 +53,7 @@ def _snapshot_fallback(case: Case, reason: NotReachable) -> tuple[Path, str]:
         # A stand-in vocabulary checks the loading path, not a benchmark's token counts: never hand it out.
         raise NotReachable(
             f"{reason}; the offline snapshot of case {case.id!r} has stand-in tokenizer data, which would give "
-            "other ids than the real tokenizer: fill the hub cache (huggingface-cli download) and retry"
+            "other ids than the real tokenizer: fill the hub cache (hf download REPO) and retry"
         )
     note = (
         f"the hub could not be reached ({reason}); used the offline snapshot of case {case.id!r} "

@@ -1,7 +1,10 @@
 """``tokcompat``: judge one checkpoint, or merge the grid's reports, from the shell.
 
-Exit status: 0 when the verdict is not broken (or the grid has no alarm), 1 when it
-is, 2 on bad input.
+Exit status: 0 when the verdict is not broken (or the grid is complete and has no
+alarm), 1 when it is broken (or the grid has alarms or unexpected verdicts), 2 on
+bad input, 3 when the grid is incomplete (a run that did not finish or selected part
+of the matrix, a not-checked case, a release without a record for a case) and has
+no alarm.
 """
 
 from __future__ import annotations
@@ -13,7 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_BROKEN, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_BROKEN, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
+GRID_EXIT_HELP = (
+    "exit status: 0 complete and no alarm; 1 alarms or unexpected verdicts (even when also incomplete); "
+    "2 bad input (a report that is not a valid report, --output equal to an input or not writable); "
+    "3 incomplete: a report of a run that did not finish or selected part of the matrix, a case not "
+    "checked, or a release without a record for a case"
+)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -79,20 +88,80 @@ def _judge_and_print(args: argparse.Namespace) -> int:
     return EXIT_BROKEN if judgement.verdict in ("broken", "not-checked") or alarms else EXIT_OK
 
 
+def _output_target(given: str, inputs: list[str]) -> Path:
+    """--output FILE: never one of the inputs, never a folder; missing parent folders are created."""
+    from pytest_tokcompat.ci.grid import GridError
+
+    target = Path(given)
+    if target.is_dir():
+        raise GridError(f"--output {given} is a folder; name a file in it (e.g. {target / 'grid.md'})")
+    for source in inputs:
+        path = Path(source)
+        same = path.resolve() == target.resolve()
+        if not same and path.exists() and target.exists():
+            same = path.samefile(target)
+        if same:
+            raise GridError(
+                f"--output {given} is the input report {source}; write the grid elsewhere "
+                "(an input is never overwritten)"
+            )
+    return target
+
+
+def _write_output(target: Path, text: str) -> None:
+    import os
+    import tempfile
+
+    from pytest_tokcompat.ci.grid import GridError
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise GridError(f"--output {target}: cannot write it ({error.strerror or error})") from None
+
+
 def _report(args: argparse.Namespace) -> int:
     from pytest_tokcompat.ci.grid import GridError, load_reports, merge, render
 
     try:
+        target = _output_target(args.output, args.reports) if args.output else None
         grid = merge(load_reports([Path(p) for p in args.reports]))
+        text = render(grid, args.format)
+        if target is not None:
+            _write_output(target, text)
     except GridError as error:
         print(f"tokcompat report: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    text = render(grid, args.format)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
+    if target is None:
         sys.stdout.write(text)
-    return EXIT_BROKEN if grid.alarms else EXIT_OK
+    if not grid.complete:
+        print(
+            f"tokcompat report: the grid is incomplete ({len(grid.incomplete)} reason(s), listed at its top)",
+            file=sys.stderr,
+        )
+    return grid.exit_status()
+
+
+def _grid(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.ci.gridrun import GridOptions, run_command
+
+    options = GridOptions(
+        matrix=Path(args.matrix) if args.matrix else None,
+        releases=args.releases,
+        output=Path(args.output),
+        jobs=args.jobs,
+        shard=args.shard,
+        upstream=args.upstream,
+    )
+    return run_command(options, out=lambda line: print(line, flush=True), plan_only=args.plan)
 
 
 def _releases(args: argparse.Namespace) -> int:
@@ -133,20 +202,33 @@ def _bisect(args: argparse.Namespace) -> int:
 
 def _issue_text(args: argparse.Namespace) -> int:
     from pytest_tokcompat.ci.grid import GridError, load_reports, merge
-    from pytest_tokcompat.ci.issues_text import issue_texts
+    from pytest_tokcompat.ci.issues_text import issue_texts, issues_document
 
     try:
         grid = merge(load_reports([Path(p) for p in args.reports]))
     except GridError as error:
         print(f"tokcompat issue-text: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    texts = issue_texts(grid.alarms)
     if args.json:
-        print(json.dumps([text.to_json() for text in texts], indent=2, ensure_ascii=False))
+        print(json.dumps(issues_document(grid), indent=2, ensure_ascii=False))
     else:
-        for text in texts:
+        if not grid.complete:
+            print("The grid is incomplete: close no issue on it. Why:")
+            print("".join(f"- {reason}\n" for reason in grid.incomplete))
+        for text in issue_texts(grid.alarms):
             print(f"# {text.title}\n\n{text.body}")
-    return EXIT_OK
+    return EXIT_OK if grid.complete else EXIT_INCOMPLETE
+
+
+def _issues_sync(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.ci.issues_sync import run
+
+    return run(
+        [Path(p) for p in args.reports],
+        incomplete=args.incomplete,
+        gh=args.gh,
+        out=lambda line: print(line, flush=True),
+    )
 
 
 def _resolve(args: argparse.Namespace) -> int:
@@ -154,6 +236,15 @@ def _resolve(args: argparse.Namespace) -> int:
 
     code, text = resolve_command(args.name, Path(args.matrix) if args.matrix else None)
     print(text, file=sys.stdout if code == 0 else sys.stderr)
+    return code
+
+
+def _golden(args: argparse.Namespace) -> int:
+    """Compare (and with --replace, rewrite) a case's golden ids with its independent implementation's."""
+    from pytest_tokcompat.judge.golden import golden_command
+
+    code, text = golden_command(args.case, Path(args.matrix) if args.matrix else None, replace=args.replace)
+    print(text, file=sys.stderr if code == EXIT_BAD_INPUT else sys.stdout)
     return code
 
 
@@ -179,11 +270,46 @@ def build_parser() -> argparse.ArgumentParser:
         "--matrix", default=None, metavar="FILE", help="the matrix YAML (default: the bundled one)"
     )
     resolve.set_defaults(handler=_resolve)
-    report = commands.add_parser("report", help="merge per-release JSON reports into one grid")
+    report = commands.add_parser(
+        "report", help="merge per-release JSON reports into one grid", epilog=GRID_EXIT_HELP
+    )
     report.add_argument("reports", nargs="+", help="JSON reports written by --tokcompat-report")
     report.add_argument("--format", choices=("markdown", "json", "html"), default="markdown")
-    report.add_argument("--output", default=None, help="write to FILE instead of standard output")
+    report.add_argument(
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="write to FILE instead of standard output (missing folders are created; never an input)",
+    )
     report.set_defaults(handler=_report)
+    grid = commands.add_parser(
+        "grid", help="run the matrix under a set of transformers releases (tox-uv) and print the grid"
+    )
+    grid.add_argument("--matrix", default=None, metavar="FILE", help="the matrix YAML (default: as pytest)")
+    grid.add_argument(
+        "--releases",
+        default=None,
+        metavar="SPEC",
+        help="versions, ranges (>=5.3,<5.11), minors, latest, pre, main; comma-separated (default: minors,pre)",
+    )
+    grid.add_argument(
+        "--output", default="tokcompat-grid", metavar="DIR", help="reports, grid and work folder"
+    )
+    grid.add_argument(
+        "--jobs", type=int, default=None, metavar="N", help="environments at once (default: cores)"
+    )
+    grid.add_argument("--shard", default=None, metavar="I/N", help="run the I-th of N shares of the cells")
+    grid.add_argument(
+        "--upstream",
+        default=None,
+        metavar="URL_OR_PATH",
+        help="transformers source for 'main': a git URL, a local git checkout or a wheel "
+        "(default: $TOKCOMPAT_UPSTREAM, else the upstream repository)",
+    )
+    grid.add_argument(
+        "--plan", action="store_true", help="print the resolved releases and cell count as JSON, run nothing"
+    )
+    grid.set_defaults(handler=_grid)
     releases = commands.add_parser("releases", help="list the transformers releases on the package index")
     releases.add_argument("--since", default=None, metavar="VERSION", help="only this release and later ones")
     releases.add_argument("--pre", action="store_true", help="include pre-releases")
@@ -196,10 +322,42 @@ def build_parser() -> argparse.ArgumentParser:
     bisect.add_argument("--pre", action="store_true", help="include pre-releases in the range")
     bisect.add_argument("--cache", default=None, metavar="DIR", help="where the throwaway environments go")
     bisect.set_defaults(handler=_bisect)
-    issue_text = commands.add_parser("issue-text", help="one issue title and body per alarm of the grid")
+    issue_text = commands.add_parser(
+        "issue-text",
+        help="one issue title and body per alarm of the grid",
+        epilog="exit status: 0 complete, 2 bad input, 3 incomplete (the texts are printed either way; "
+        "never close an issue on an incomplete grid)",
+    )
     issue_text.add_argument("reports", nargs="+", help="JSON reports written by --tokcompat-report")
-    issue_text.add_argument("--json", action="store_true", help="print a JSON list of {key, title, body}")
+    issue_text.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"complete": bool, "incomplete": [why], "issues": [{key, title, body}]}',
+    )
     issue_text.set_defaults(handler=_issue_text)
+    golden = commands.add_parser(
+        "golden",
+        help="diff a case's golden ids against its independent implementation; --replace writes them",
+    )
+    golden.add_argument("case", help="a matrix case id")
+    golden.add_argument(
+        "--matrix", default=None, metavar="FILE", help="the matrix YAML (default: the bundled one)"
+    )
+    golden.add_argument(
+        "--replace", action="store_true", help="write the new golden ids (after showing the diff)"
+    )
+    golden.set_defaults(handler=_golden)
+    issues_sync = commands.add_parser(
+        "issues-sync", help="keep one GitHub issue per alarm (gh CLI): open, update, close when gone"
+    )
+    issues_sync.add_argument("reports", nargs="+", help="the per-release JSON reports of the grid")
+    issues_sync.add_argument(
+        "--incomplete", action="store_true", help="the grid is known to be incomplete: close no issue"
+    )
+    issues_sync.add_argument(
+        "--gh", default="gh", metavar="PATH", help="the GitHub CLI (default: gh on PATH)"
+    )
+    issues_sync.set_defaults(handler=_issues_sync)
     return parser
 
 

@@ -300,6 +300,12 @@ def test_uv_verdict_reports_a_missing_uv(tmp_path: Path) -> None:
         judge(Version("5.0.0"))
 
 
-def test_package_requirement_is_this_checkout() -> None:
-    root = Path(bisect.__file__).resolve().parents[2]
-    assert bisect.package_requirement() == str(root)
+def test_package_requirement_is_a_wheel_of_the_running_files(tmp_path: Path) -> None:
+    """Never the index (the package may be unpublished), never the checkout (there may be none)."""
+    import zipfile
+
+    wheel = Path(bisect.package_requirement(tmp_path))
+    assert wheel.is_file() and wheel.name == "pytest_tokcompat-0.1.0-py3-none-any.whl"
+    assert wheel.is_relative_to(tmp_path)
+    source = Path(bisect.__file__).read_bytes()
+    assert zipfile.ZipFile(wheel).read("pytest_tokcompat/ci/bisect.py") == source

@@ -27,8 +27,11 @@ def load_script(name: str) -> ModuleType:
     return module
 
 
+@pytest.mark.e2e
 def test_the_bundled_matrix_passes_under_the_installed_transformers(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--tokcompat", f"--tokcompat-matrix={bundled_matrix()}", "-p", "no:randomly")
+    result = pytester.runpytest_subprocess(
+        "--tokcompat", f"--tokcompat-matrix={bundled_matrix()}", "-p", "no:randomly"
+    )
     result.assert_outcomes(passed=7)
 
 

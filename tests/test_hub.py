@@ -1,23 +1,25 @@
-"""Hub resolution through the real huggingface_hub calls, offline, against a real cache layout.
+"""Hub resolution through the real huggingface_hub calls, against a real cache layout and a local hub.
 
-Every test builds its own cache (tests/hubcache.py) and points HF_HUB_CACHE at it;
-nothing reaches the network: HF_HUB_OFFLINE=1, and the one test that plays a hub
-answer replaces huggingface_hub's HTTP client with an in-process transport.
+Every test builds its own cache (tests/hubcache.py) and points HF_HUB_CACHE at it. Offline tests
+run in this process (HF_HUB_OFFLINE=1); online ones run the same calls in a subprocess pointed
+at a local HTTP server that speaks the Hub's API (tests/hubserver.py) through HF_ENDPOINT, so
+nothing of huggingface_hub is patched and nothing reaches the network.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-import httpx2
 import hubcache
+import hubserver
 import pytest
 import toys
-from huggingface_hub import constants
-from huggingface_hub.utils import _detect_agent, _http, filter_repo_objects
+from huggingface_hub.utils import filter_repo_objects
 
 from pytest_tokcompat import cli
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, NotReachable, NotRunnable, run_case
@@ -26,7 +28,6 @@ from pytest_tokcompat.sources import hub
 
 pytest_plugins = ["pytester"]
 
-XDIST_MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
 DEEPSEEK = "deepseek-ai/DeepSeek-V3.2-Exp"
 KIMI = "moonshotai/Kimi-K2-Instruct"
 GOLDEN = Path(__file__).resolve().parent.parent / "matrix" / "golden"
@@ -80,10 +81,8 @@ def test_the_patterns_never_select_weights_or_unnamed_code() -> None:
     }
 
 
-@pytest.mark.parametrize("xdist", XDIST_MODES)
-def test_pytest_tokcompat_on_a_matrix_of_hub_ids_passes(
-    pytester: pytest.Pytester, cache: Path, xdist: list[str]
-) -> None:
+@pytest.mark.e2e
+def test_pytest_tokcompat_on_a_matrix_of_hub_ids_passes(pytester: pytest.Pytester, cache: Path) -> None:
     hubcache.add_bundled(cache, "deepseek-v3.2-exp")
     hubcache.add_bundled(cache, "qwen3-0.6b")
     _, kimi_commit = hubcache.add_bundled(cache, "kimi-k2-instruct")
@@ -97,17 +96,15 @@ def test_pytest_tokcompat_on_a_matrix_of_hub_ids_passes(
         f"  - {{id: kimi-k2-instruct, repo: {KIMI}, revision: '{kimi_commit}', trust_remote_code: true,"
         " expect: auto_map}\n",
     )
-    result = pytester.runpytest(
+    result = pytester.runpytest_subprocess(
         "--tokcompat",
         f"--tokcompat-matrix={matrix}",
         "--tokcompat-require-hub",
         "--tokcompat-report=report.json",
         "-p",
         "no:randomly",
-        *xdist,
     )
-    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    assert result.parseoutcomes()["passed"] >= 3  # the three cases (and the deepseek_v32 alias item)
+    result.assert_outcomes(passed=4)  # the three cases and the deepseek_v32 alias item
     report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
     cases = {c["id"]: c for c in report["cases"] if c["kind"] == "case"}
     assert {k: c["verdict"] for k, c in cases.items()} == {
@@ -152,12 +149,11 @@ def test_an_unreachable_case_is_skipped_or_with_require_hub_failed(
     result = pytester.runpytest(
         "--tokcompat", f"--tokcompat-matrix={matrix}", "-p", "no:randomly", "-rs", *flags
     )
-    outcomes = result.parseoutcomes()
     if require_hub:
-        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        result.assert_outcomes(failed=1, skipped=1)  # the case; the deepseek_v32 alias (no case of it)
         result.stdout.fnmatch_lines(["*case 'ds' not checked*cached snapshot is incomplete*tokenizer.json*"])
     else:
-        assert result.ret == pytest.ExitCode.OK and "passed" not in outcomes  # never passed
+        result.assert_outcomes(skipped=2)  # never passed
         result.stdout.fnmatch_lines(["SKIPPED*not checked*cached snapshot is incomplete*"])
 
 
@@ -287,79 +283,114 @@ def test_code_in_another_repo_is_refused(tmp_path: Path) -> None:
         hub.remote_code_modules(tmp_path, "o/x")
 
 
-# ---- hub answers, played in-process -----------------------------------------------------------------
+# ---- online, against a local hub (tests/hubserver.py, reached through HF_ENDPOINT) --------------------
 
 
 @pytest.fixture
-def played_hub(
-    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Callable[..., list[httpx2.Request]]:
-    """Online mode, with huggingface_hub's HTTP client answering from ``handler``: no socket is opened."""
-
-    def install(handler: Callable[[httpx2.Request], httpx2.Response]) -> list[httpx2.Request]:
-        seen: list[httpx2.Request] = []
-
-        def record(request: httpx2.Request) -> httpx2.Response:
-            seen.append(request)
-            return handler(request)
-
-        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
-        monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(tmp_path / "no-tokens"))
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
-        monkeypatch.setattr(_http, "_GLOBAL_CLIENT", httpx2.Client(transport=httpx2.MockTransport(record)))
-        # huggingface_hub fetches and memoizes an agent registry on its first online call: keep
-        # that in this test (restored after) and out of the user's HF_HOME.
-        monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(tmp_path / "agent_harnesses.json"))
-        monkeypatch.setattr(_detect_agent, "_registry", _detect_agent._registry)
-        return seen
-
-    return install
+def local_hub() -> Iterator[hubserver.LocalHub]:
+    with hubserver.serving() as served:
+        yield served
 
 
-def gated(request: httpx2.Request) -> httpx2.Response:
-    return httpx2.Response(
-        403,
-        headers={
-            "X-Error-Code": "GatedRepo",
-            "X-Error-Message": "Access to model owner/gated is restricted.",
-        },
-        request=request,
+def served_bundled(local_hub: hubserver.LocalHub, case_id: str, **options: Any) -> tuple[str, str]:
+    """Serve a bundled snapshot under its repo id, with weights and modeling code beside it: (repo, commit)."""
+    case = hubcache.bundled_case(case_id)
+    assert case.repo is not None
+    files = {
+        **hubcache.snapshot_files(case),
+        **{name: b"not for a tokenizer" for name in hubcache.NOT_CACHED},
+    }
+    return case.repo, local_hub.add(case.repo, files, **options)
+
+
+def test_a_repo_is_fetched_with_only_its_tokenizer_files_then_resolves_offline(
+    cache: Path, local_hub: hubserver.LocalHub
+) -> None:
+    repo, commit = served_bundled(local_hub, "deepseek-v3.2-exp")
+    online, offline = hubserver.resolve_online(
+        local_hub.url, cache, [{"repo": repo}, {"repo": repo, "revision": commit}]
+    )
+    folder = cache / "models--deepseek-ai--DeepSeek-V3.2-Exp" / "snapshots" / commit
+    assert online == {
+        "folder": str(folder),
+        "files": ["config.json", "tokenizer.json", "tokenizer_config.json"],
+    }
+    assert offline == online
+    downloads = [
+        r.path.rsplit("/", 1)[1] for r in local_hub.requests if r.method == "GET" and "/resolve/" in r.path
+    ]
+    assert sorted(downloads) == ["config.json", "tokenizer.json", "tokenizer_config.json"]  # once each
+    assert (folder / "tokenizer.json").read_bytes() == local_hub.repos[repo].files["tokenizer.json"]
+    assert (cache / "models--deepseek-ai--DeepSeek-V3.2-Exp" / "refs" / "main").read_text() == commit
+    assert hub.resolve_repo(repo, None) == folder  # and this process, offline, finds it by its ref
+
+
+def test_remote_code_is_fetched_only_at_a_commit_and_only_what_auto_map_names(
+    cache: Path, local_hub: hubserver.LocalHub
+) -> None:
+    repo, commit = served_bundled(local_hub, "kimi-k2-instruct")
+    at_branch, pinned = hubserver.resolve_online(
+        local_hub.url,
+        cache,
+        [
+            {"repo": repo, "trust_remote_code": True},
+            {"repo": repo, "revision": commit, "trust_remote_code": True},
+        ],
+    )
+    assert at_branch["error"] == "NotRunnable" and "trust_remote_code is refused" in at_branch["message"]
+    assert "tokenization_kimi.py" in pinned["files"]
+    fetched = local_hub.paths_fetched(repo)
+    assert "tokenization_kimi.py" in fetched
+    assert not {"modeling_deepseek.py", "model-00001-of-00002.safetensors", "README.md"} & fetched
+    assert all(commit in r.path for r in local_hub.asked_about(repo)), "the branch was never asked for"
+
+
+def test_a_gated_repo_says_whether_hf_token_is_missing_or_lacks_access(
+    cache: Path, local_hub: hubserver.LocalHub
+) -> None:
+    repo, _ = served_bundled(local_hub, "deepseek-v3.2-exp", granted=frozenset({"hf_granted"}))
+    no_token, no_access, granted = hubserver.resolve_online(
+        local_hub.url,
+        cache,
+        [{"repo": repo}, {"repo": repo, "token": "hf_other"}, {"repo": repo, "token": "hf_granted"}],
+    )
+    assert no_token["error"] == "NotReachable"
+    assert "gated repo" in no_token["message"] and "HF_TOKEN is not set" in no_token["message"]
+    assert no_access["error"] == "NotReachable"
+    assert "HF_TOKEN is set but its account has no access" in no_access["message"]
+    assert "tokenizer.json" in granted["files"]
+    tokens = {r.token for r in local_hub.asked_about(repo)}
+    assert tokens == {None, "hf_other", "hf_granted"}
+
+
+def test_a_revision_or_repo_the_hub_does_not_have(cache: Path, local_hub: hubserver.LocalHub) -> None:
+    repo, _ = served_bundled(local_hub, "deepseek-v3.2-exp")
+    no_revision, no_repo = hubserver.resolve_online(
+        local_hub.url, cache, [{"repo": repo, "revision": "v9"}, {"repo": "owner/absent"}]
+    )
+    assert no_revision == {
+        "error": "NotReachable",
+        "message": f"{repo} has no revision 'v9': check the commit sha in the matrix entry",
+    }
+    assert (
+        no_repo["error"] == "NotReachable" and "was not found on the hub, or is private" in no_repo["message"]
     )
 
 
-def test_a_gated_repo_without_a_token_says_to_set_hf_token(
-    played_hub: Callable[..., list[httpx2.Request]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    seen = played_hub(gated)
-    with pytest.raises(NotReachable) as caught:
-        hub.resolve_repo("owner/gated", None)
-    assert "gated repo" in str(caught.value) and "HF_TOKEN is not set" in str(caught.value)
-    asked = [r for r in seen if "/api/models/owner/gated" in str(r.url)]
-    assert asked and "authorization" not in asked[-1].headers
-    monkeypatch.setenv("HF_TOKEN", "hf_tokcompat_test")
-    with pytest.raises(NotReachable, match="HF_TOKEN is set but its account has no access"):
-        hub.resolve_repo("owner/gated", None)
-    asked = [r for r in seen if "/api/models/owner/gated" in str(r.url)]
-    assert asked[-1].headers["authorization"] == "Bearer hf_tokcompat_test"
-
-
 def test_when_the_hub_refuses_or_is_down_the_cached_snapshot_is_used(
-    cache: Path, played_hub: Callable[..., list[httpx2.Request]]
+    cache: Path, local_hub: hubserver.LocalHub
 ) -> None:
     repo, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
-    played_hub(gated)
-    assert hub.resolve_repo(repo, None).name == commit
-
-    def down(request: httpx2.Request) -> httpx2.Response:
-        raise httpx2.ConnectError("no route to host", request=request)
-
-    played_hub(down)
-    assert hub.resolve_repo(repo, None).name == commit
-    with pytest.raises(NotReachable, match="not in the hub cache and the hub cannot be reached"):
-        hub.resolve_repo("owner/absent", None)
+    served_bundled(local_hub, "deepseek-v3.2-exp", granted=frozenset({"hf_granted"}))
+    (refused,) = hubserver.resolve_online(local_hub.url, cache, [{"repo": repo}])
+    assert refused["folder"] == str(cache / "models--deepseek-ai--DeepSeek-V3.2-Exp" / "snapshots" / commit)
+    assert local_hub.paths_fetched(repo) == set()
+    down, absent = hubserver.resolve_online(
+        hubserver.unreachable_endpoint(), cache, [{"repo": repo}, {"repo": "owner/absent"}]
+    )
+    assert down == refused
+    assert absent["error"] == "NotReachable"
+    assert "not in the hub cache and the hub cannot be reached" in absent["message"]
 
 
 # ---- environment read at call time ------------------------------------------------------------------
@@ -381,29 +412,19 @@ def test_the_cache_folder_and_offline_mode_are_read_at_call_time(
 
 
 def test_prefetch_resolves_entries_concurrently_and_returns_failures(monkeypatch: pytest.MonkeyPatch) -> None:
-    import threading
-    import time as clock
+    # Each resolution waits until all three are under way: resolved one after another, none could pass.
+    all_started = threading.Barrier(3, timeout=60)
 
-    from pytest_tokcompat.sources import hub
-
-    active, peak, lock = 0, 0, threading.Lock()
-
-    def slow_resolve(repo: str, revision: str | None, *, trust_remote_code: bool = False) -> Path:
-        nonlocal active, peak
-        with lock:
-            active += 1
-            peak = max(peak, active)
-        clock.sleep(0.2)
-        with lock:
-            active -= 1
+    def resolve_together(repo: str, revision: str | None, *, trust_remote_code: bool = False) -> Path:
+        all_started.wait()
         if repo == "owner/absent":
             raise hub.NotReachable("owner/absent is not cached")
         return Path("/cache") / repo
 
-    monkeypatch.setattr(hub, "resolve_repo", slow_resolve)
+    monkeypatch.setattr(hub, "resolve_repo", resolve_together)
     entries = [("owner/a", None, False), ("owner/b", "main", False), ("owner/absent", None, False)]
     results = hub.prefetch([*entries, entries[0]])
-    assert peak >= 2, "the entries were resolved one after another"
+    assert results.keys() == {("owner/a", None), ("owner/b", "main"), ("owner/absent", None)}
     assert results[("owner/a", None)] == Path("/cache/owner/a")
+    assert results[("owner/b", "main")] == Path("/cache/owner/b")
     assert isinstance(results[("owner/absent", None)], hub.NotReachable)
-    assert len(results) == 3

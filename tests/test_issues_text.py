@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from reportdata import alarm, case, report, write
+from reportdata import alarm, case, not_checked, report, write
 
 from pytest_tokcompat.ci.grid import GridAlarm, load_reports, merge
 from pytest_tokcompat.ci.issues_text import TITLE_LIMIT, TITLE_PREFIX, alarm_title, issue_texts
@@ -112,16 +114,45 @@ def test_cli_prints_json_for_the_workflow(tmp_path: Path, capsys: pytest.Capture
         ),
     )
     assert main(["issue-text", str(path), "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    document = json.loads(capsys.readouterr().out)
+    assert (document["complete"], document["incomplete"]) == (True, [])
+    data = document["issues"]
     assert [set(item) for item in data] == [{"key", "title", "body"}] * 2
     assert {item["key"] for item in data} == {"obsolete-alias:deepseek_v32", "unexpected-verdict:qwen3-0.6b"}
     assert all(item["title"].startswith("tokcompat: ") for item in data)
 
 
-def test_cli_without_alarms_prints_an_empty_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_without_alarms_prints_no_issue(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, "r.json", report("5.11.0", [case("c", "5.11.0", "native")]))
     assert main(["issue-text", str(path), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert json.loads(capsys.readouterr().out) == {"complete": True, "incomplete": [], "issues": []}
+
+
+INCOMPLETE = {
+    "interrupted (SIGINT, a killed worker)": lambda v: report(
+        v, [case("c", v, "native"), not_checked("d")], complete=False, exit_status=2
+    ),
+    "partial (-k, node ids, --collect-only)": lambda v: report(
+        v, [case("c", v, "native"), case("d", v, "native")], selection={"partial": True, "reason": "-k c"}
+    ),
+    "a not-checked case": lambda v: report(v, [case("c", v, "native"), not_checked("d", "hub offline")]),
+    "a release without a record for a case": lambda v: report(v, [case("c", v, "native")]),
+}
+
+
+@pytest.mark.parametrize("make", INCOMPLETE.values(), ids=INCOMPLETE.keys())
+def test_cli_says_an_incomplete_grid_is_incomplete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[str], dict[str, Any]]
+) -> None:
+    # 5.10.4 raised an alarm for d; 5.11.0 did not check d: the alarm is not gone, it is unchecked
+    alarming = report("5.10.4", [case("c", "5.10.4", "native"), case("d", "5.10.4", "broken", "native")])
+    paths = [write(tmp_path, "a.json", alarming), write(tmp_path, "b.json", make("5.11.0"))]
+    assert main(["issue-text", *map(str, paths), "--json"]) == 3
+    document = json.loads(capsys.readouterr().out)
+    assert document["complete"] is False and document["incomplete"]
+    assert [item["key"] for item in document["issues"]] == ["unexpected-verdict:d"]
+    assert main(["issue-text", *map(str, paths)]) == 3
+    assert capsys.readouterr().out.startswith("The grid is incomplete: close no issue on it. Why:\n- ")
 
 
 def test_cli_plain_text_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,6 @@ that records its call, and every example checks that it was never called.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -34,7 +33,8 @@ def canary(*args: object) -> str:
 
 
 CANARY_TAG = f"!!python/object/apply:{__name__}.canary"
-FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(suppress_health_check=[HealthCheck.too_slow])
+"""Examples per test from the profile (tests/conftest.py): a few on a developer's run, the full count in CI."""
 PATH = Path("fuzz") / "models.yaml"
 LINE_BREAKS = ("\r\n", "\n", "\r", "\x85", "\u2028", "\u2029")
 
@@ -249,7 +249,7 @@ def test_structured_yaml(text: str) -> None:
     check(text)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=max(5, settings.default.max_examples // 5))  # deep inputs are slow: a fifth
 @given(
     st.integers(1, 2000),
     st.sampled_from(["[", "{a: ", "- ", "!!seq [", f"{CANARY_TAG} ["]),
@@ -292,7 +292,7 @@ def test_code_tags_never_construct(tag: str, argument: str, key: str) -> None:
 # --- random bytes through load_matrix -------------------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=300) | matrix_text().map(lambda t: t.encode("utf-8") + b"\xff\xfe"))
 def test_random_bytes_through_a_file(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "models.yaml"
@@ -335,12 +335,10 @@ def billion_laughs(where: str) -> str:
 
 
 @pytest.mark.parametrize("where", ["top", "case"])
-def test_billion_laughs_ends_quickly(tmp_path: Path, where: str) -> None:
+def test_billion_laughs_is_refused_by_the_node_limit(tmp_path: Path, where: str) -> None:
     path = tmp_path / "models.yaml"
     path.write_text(billion_laughs(where), encoding="utf-8")
-    started = time.perf_counter()
     with pytest.raises(MatrixError) as caught:
-        load_matrix(path)
-    assert time.perf_counter() - started < 5
+        load_matrix(path)  # without the node limit this would expand 10**9 strings: no timing needed
     assert any("YAML nodes" in p.what for p in caught.value.problems), caught.value
     assert all(p.line >= 1 for p in caught.value.problems)

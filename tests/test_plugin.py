@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 import toys
+from reportdata import read_valid_report
 
+from pytest_tokcompat.contract import SCHEMA_VERSION
 from pytest_tokcompat.judge.probes import probe_texts
 
 pytest_plugins = ["pytester"]
@@ -29,7 +30,7 @@ def run(pytester: pytest.Pytester, matrix: Path, *extra: str) -> pytest.RunResul
 
 
 def report_of(pytester: pytest.Pytester, name: str = "report.json") -> dict:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+    return read_valid_report(pytester.path / name)
 
 
 @pytest.fixture
@@ -108,6 +109,8 @@ def test_report_is_written_once_and_complete(
 ) -> None:
     pytester.makeconftest(toys.alias_conftest() + PLUGINS_PER_PROCESS)
     result = run(pytester, ladder_matrix, "--tokcompat-report=report.json", *xdist)
+    result.assert_outcomes(passed=6, skipped=1)
+    result.stdout.fnmatch_lines(["*case*model_type*expected*verdict*parity*remedy*"])  # by the controller
     assert result.stdout.str().count("report written to") == 1
     # The reporter (records, report file, summary) lives on the controller only; every process collects.
     seen = {p.name: json.loads(p.read_text()) for p in pytester.path.glob("plugins-*.json")}
@@ -117,11 +120,18 @@ def test_report_is_written_once_and_complete(
     assert all(found == {"tokcompat-run": True, "tokcompat-reporter": False} for found in seen.values())
     report = report_of(pytester)
     assert report["complete"] is True
-    assert report["selection"] == {"partial": False, "reason": None}
-    assert report["schema_version"] == 1
+    assert report["selection"] == {"partial": False}
+    assert report["schema_version"] == SCHEMA_VERSION
     assert set(report["versions"]) >= {"transformers", "tokenizers", "huggingface_hub", "python"}
     cases = {c["id"]: c for c in report["cases"]}
     assert len(cases) == 7
+    assert {k: c["verdict"] for k, c in cases.items() if c["kind"] == "case"} == {
+        "native": "native",
+        "alias": "alias",
+        "broken": "broken",
+        "remote": "auto_map",
+        "remote-no-optin": "broken",
+    }
     native = cases["native"]
     assert native["static"]["registered_natively"] is True
     assert native["attempts"][0]["remedy"] == "native"
@@ -250,18 +260,30 @@ def test_native_drift_alarm_keeps_the_alias(pytester: pytest.Pytester) -> None:
 
 def test_record_writes_golden_ids_and_fails_then_passes(pytester: pytest.Pytester) -> None:
     root = pytester.path
-    toys.alias_toy(root / "alias")
-    pytester.makeconftest(toys.alias_conftest())
-    matrix = write_matrix(root, "  - {id: alias, snapshot: alias, expect: alias}\n")
+    toys.tiktoken_toy(root / "tt")  # no tokenizer.json: tiktoken, not transformers, records its golden ids
+    matrix = write_matrix(root, "  - {id: tt, snapshot: tt, expect: native}\n")
     result = run(pytester, matrix)
-    result.assert_outcomes(failed=1, passed=1, skipped=1)
+    result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*not checked*--tokcompat-record*"])
     result = run(pytester, matrix, "--tokcompat-record")
+    result.assert_outcomes(failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*golden ids recorded to*tt.json*"])
+    golden = json.loads((root / "golden" / "tt.json").read_text())
+    assert golden["ids"]["Hello world"] and golden["implementation"]["name"] == "tiktoken"
+    run(pytester, matrix).assert_outcomes(passed=1, skipped=1)
+
+
+def test_record_cannot_record_what_no_independent_implementation_reads(pytester: pytest.Pytester) -> None:
+    root = pytester.path
+    toys.alias_toy(
+        root / "alias"
+    )  # vocab.json and merges.txt: the split pattern lives in transformers' class
+    pytester.makeconftest(toys.alias_conftest())
+    matrix = write_matrix(root, "  - {id: alias, snapshot: alias, expect: alias}\n")
+    result = run(pytester, matrix, "--tokcompat-record")
     result.assert_outcomes(failed=1, passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*golden ids recorded to*alias.json*"])
-    golden = json.loads((root / "golden" / "alias.json").read_text())
-    assert golden["ids"]["Hello world"]
-    run(pytester, matrix).assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*not checked*golden ids not recorded*"])
+    assert not (root / "golden").exists()
 
 
 def test_user_fixtures_are_parametrized_over_the_matrix(pytester: pytest.Pytester) -> None:
@@ -297,9 +319,7 @@ def test_without_the_flag_nothing_is_added_and_transformers_is_not_imported(
             assert "tokenizers" not in sys.modules
         """
     )
-    env_copy = dict(os.environ)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist")
-    assert os.environ == env_copy
     result.assert_outcomes(passed=1)
     assert "tokcompat: matrix" not in result.stdout.str()
 
@@ -488,11 +508,13 @@ def test_a_partial_run_never_replaces_the_report_of_a_whole_run(pytester: pytest
     run(pytester, matrix, "--tokcompat-report=reports").assert_outcomes(passed=2, skipped=1)
     whole = pytester.path / "reports" / f"{name}.json"
     before = whole.read_bytes()
-    assert json.loads(before)["selection"] == {"partial": False, "reason": None}
+    assert read_valid_report(whole)["selection"] == {"partial": False}
     result = run(pytester, matrix, "--tokcompat-report=reports", "-k", "one")
     result.assert_outcomes(passed=1)
     assert whole.read_bytes() == before
-    partial = json.loads((pytester.path / "reports" / f"{name}.partial.json").read_text())
+    # The report's write rule places the partial report beside the whole run's.
+    beside = pytester.path / "reports" / f"{name}.run-2.json"
+    partial = read_valid_report(beside)
     assert partial["selection"] == {"partial": True, "reason": "1 of 3 matrix items selected (-k 'one')"}
     assert partial["complete"] is False
     records = {record["id"]: record for record in partial["cases"]}
@@ -501,10 +523,16 @@ def test_a_partial_run_never_replaces_the_report_of_a_whole_run(pytester: pytest
     assert records["two"]["message"] == "not selected in this run (-k 'one')"
     result.stdout.fnmatch_lines(
         [
-            f"report written to *{name}.partial.json",
-            f"  partial run: 1 of 3 matrix items selected*the report of a whole run, *{name}.json, is left as it was",
+            f"report written to *{name}.run-2.json",
+            "  partial run: 1 of 3 matrix items selected (-k 'one')",
+            f"  (kept the report already at *{name}.json: another run's, or a complete one)",
         ]
     )
+    # A later whole run replaces the whole run's report and removes the partial one it supersedes.
+    run(pytester, matrix, "--tokcompat-report=reports").assert_outcomes(passed=2, skipped=1)
+    assert whole.read_bytes() != before
+    assert read_valid_report(whole)["complete"] is True
+    assert not beside.exists()
 
 
 @pytest.mark.parametrize(
@@ -529,8 +557,9 @@ def test_a_partial_selection_says_so_in_the_report(
 ) -> None:
     matrix = two_native_cases(pytester, first_expects="alias")  # 'one' fails: -x stops there
     run(pytester, matrix, "--tokcompat-report=report.json", *arguments)
-    assert not (pytester.path / "report.json").exists()
-    report = report_of(pytester, "report.partial.json")
+    # No report was there: the partial report takes the name (a later whole run replaces it).
+    assert sorted(path.name for path in pytester.path.glob("report*.json")) == ["report.json"]
+    report = report_of(pytester)
     assert report["selection"] == {"partial": True, "reason": reason}
     assert report["complete"] is False
 
@@ -556,7 +585,7 @@ def test_an_interrupted_or_broken_whole_run_is_incomplete_but_not_a_partial_sele
         no_reraise_ctrlc=True,
     )
     report = report_of(pytester)
-    assert report["selection"] == {"partial": False, "reason": None}
+    assert report["selection"] == {"partial": False}
     assert report["complete"] is False
     assert report["exit_status"] == pytest.ExitCode.INTERRUPTED
     why = {record["id"]: (record["status"], record["message"]) for record in report["cases"]}
@@ -596,11 +625,22 @@ def test_tokcompat_tokenizer_judges_each_case_once_per_run(
         loads.append(str(path))
         return original(path, *args, **kwargs)
 
+    from pytest_tokcompat.judge import evaluate
+
+    judged: list[str] = []
+    original_judge = evaluate.judge
+
+    def counting_judge(folder: Path, **kwargs: object) -> object:
+        judged.append(str(folder))
+        return original_judge(folder, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(AutoTokenizer, "from_pretrained", counting)
+    monkeypatch.setattr(evaluate, "judge", counting_judge)
     run(pytester, matrix).assert_outcomes(passed=4, skipped=1)
-    # One judgement for the case item and all three tests (its native rung loads once), then one load
-    # of the verdict's remedy that the three tests share.
-    assert len(loads) == 2, loads
+    # One judgement for the case item and all three tests (its attempts load in child processes), then
+    # one load in this process, of the verdict's remedy, that the three tests share.
+    assert len(judged) == 1, judged
+    assert len(loads) == 1, loads
 
 
 def test_tokcompat_tokenizer_honours_the_limit_options(pytester: pytest.Pytester) -> None:

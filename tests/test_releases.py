@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
 import threading
 from collections.abc import Iterator
@@ -119,10 +120,12 @@ def test_index_from_environment_then_pip_config(
     assert releases.index_url(environ, lambda: config) == expected
 
 
-def test_default_index_is_pips_own() -> None:
-    from pip._internal.models.index import PyPI
+def test_default_index_is_the_one_pip_and_uv_use() -> None:
+    assert releases.index_url({}, dict) == releases.DEFAULT_INDEX
+    if importlib.util.find_spec("pip") is not None:  # where pip is installed, it agrees
+        from pip._internal.models.index import PyPI
 
-    assert releases.index_url({}, dict) == PyPI.simple_url
+        assert PyPI.simple_url == releases.DEFAULT_INDEX
 
 
 def test_pip_config_values_reads_pip_config_list(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,6 +134,7 @@ def test_pip_config_values_reads_pip_config_list(monkeypatch: pytest.MonkeyPatch
         stdout = "global.index-url='https://d.invalid/simple'\n:env:.timeout='60'\nnot a setting\n"
 
     monkeypatch.setattr(releases.subprocess, "run", lambda *args, **kwargs: Done())
+    monkeypatch.setattr(releases.importlib.util, "find_spec", lambda name, *args: object())
     assert releases.pip_config_values() == {
         "global.index-url": "https://d.invalid/simple",
         ":env:.timeout": "60",

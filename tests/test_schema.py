@@ -1,4 +1,5 @@
-"""The bundled JSON Schema agrees with matrix.py: same keys, same outcomes, same verdicts."""
+"""The bundled JSON Schemas: the matrix schema agrees with the loader, the report schema with every
+report pytest writes (and the contract's reader)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from typing import Any
 
 import jsonschema
 import pytest
+import toys
 import yaml
+from reportdata import read_valid_report
 
 import pytest_tokcompat
-from pytest_tokcompat import matrix
+from pytest_tokcompat import contract, matrix
+from pytest_tokcompat.cli import main
 from pytest_tokcompat.matrix.loader import MatrixError, load_matrix
 from pytest_tokcompat.matrix.schema import load_schema, schema_path
 
@@ -146,3 +150,70 @@ def test_invalid_matrices_fail_both(
     assert schema_errors(validator, text), "the schema accepts it"
     with pytest.raises(MatrixError):
         load_matrix(write(tmp_path, text))
+
+
+# --- report.schema.json ----------------------------------------------------------------------
+
+
+def test_report_schema_ships_beside_the_matrix_schema() -> None:
+    path = contract.report_schema_path()
+    assert path.name == "report.schema.json" and path.is_file()
+    assert path.parent == schema_path().parent == Path(pytest_tokcompat.__file__).parent
+    schema = contract.load_report_schema()
+    assert json.loads(path.read_text(encoding="utf-8")) == schema
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_every_report_property_has_a_description() -> None:
+    found = list(_properties(contract.load_report_schema()))
+    assert len(found) > 60
+    assert [where for where, sub in found if not sub.get("description")] == []
+
+
+def test_the_wheel_ships_the_report_schema() -> None:
+    from pytest_tokcompat.pytest_plugin import plugin  # the package root holds both schemas
+
+    assert Path(plugin.__file__).resolve().parents[1] / "report.schema.json" == contract.report_schema_path()
+
+
+def test_a_report_pytest_writes_is_valid_and_a_partial_run_never_replaces_it(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("first", "second"):
+        toys.native_toy(pytester.path / name)
+    matrix = pytester.path / "models.yaml"
+    matrix.write_text(
+        "cases:\n"
+        "  - {id: first, snapshot: first, expect: native}\n"
+        "  - {id: second, snapshot: second, expect: native}\n"
+    )
+    args = ["--tokcompat", f"--tokcompat-matrix={matrix}", "--tokcompat-report=reports/", "-p", "no:randomly"]
+    pytester.runpytest(*args).assert_outcomes(passed=2, skipped=1)  # the registry alias has no case here
+    [complete] = list((pytester.path / "reports").glob("*.json"))
+    document = read_valid_report(complete)
+    assert contract.read_report(complete) == document
+    assert (document["complete"], document["exit_status"]) == (True, 0)
+    alias = next(record for record in document["cases"] if record["kind"] == "alias")
+    assert (alias["status"], alias["state"]) == ("not-checked", "not-checked") and "verdict" not in alias
+    assert main(["report", str(complete)]) == 0
+    capsys.readouterr()
+
+    pytester.runpytest(*args, "-k", "first").assert_outcomes(passed=1, deselected=2)
+    assert read_valid_report(complete) == document, "a partial run replaced a complete report"
+    [partial] = [path for path in (pytester.path / "reports").glob("*.json") if path != complete]
+    assert partial.name == complete.stem + ".run-2.json"
+    rerun = read_valid_report(partial)
+    assert rerun["complete"] is False
+    assert {r["id"]: r["status"] for r in rerun["cases"]} == {
+        "first": "passed",
+        "second": "not-checked",
+        "alias:deepseek_v32": "not-checked",
+    }
+    assert main(["report", str(complete), str(partial)]) == 3
+    assert rerun["selection"] == {"partial": True, "reason": "1 of 3 matrix items selected (-k 'first')"}
+    # The reporter marks the selection, so the grid names it rather than a run that did not finish.
+    assert (
+        f"{partial}: the run selected part of the matrix (1 of 3 matrix items selected (-k 'first')): "
+        "run the whole matrix" in capsys.readouterr().out
+    )

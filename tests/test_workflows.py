@@ -54,7 +54,7 @@ def steps_text(job: dict[str, Any]) -> str:
 
 
 def test_there_are_workflows() -> None:
-    assert {path.name for path in WORKFLOWS} >= {"nightly.yml", "pr.yml"}
+    assert {path.name for path in WORKFLOWS} >= {"nightly.yml", "pr.yml", "tokcompat-grid.yml"}
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda path: path.name)
@@ -63,47 +63,106 @@ def test_actionlint_passes(workflow: Path) -> None:
     assert done.returncode == 0, f"actionlint found problems:\n{done.stdout}{done.stderr}"
 
 
-def test_actionlint_catches_a_broken_workflow(tmp_path: Path) -> None:
-    broken = tmp_path / "broken.yml"
-    broken.write_text(
-        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
-        "      - run: echo ${{ github.nonexistent_context_key }}\n      - uses: actions/checkout@v4\n"
-        "        with: {unknown_input: 1}\n    needs: missing-job\n"
-    )
-    done = lint(broken)
-    assert done.returncode != 0
-    assert "missing-job" in done.stdout
-
-
-def test_nightly_triggers_and_least_privilege() -> None:
+def test_nightly_runs_the_reusable_workflow_with_least_privilege() -> None:
     nightly = load("nightly.yml")
     assert set(triggers(nightly)) == {"schedule", "workflow_dispatch"}
     assert nightly["permissions"] == {"contents": "read"}
-    jobs = nightly["jobs"]
+    job = nightly["jobs"]["grid"]
+    assert job["uses"] == "./.github/workflows/tokcompat-grid.yml"
+    assert job["permissions"] == {"contents": "read", "issues": "write"}
+    assert job["with"]["releases"] == "minors,pre,main"
+    assert job["with"]["tokcompat"] == ".[grid]", "this repository installs itself, unpublished"
+    assert int(job["with"]["shards"]) >= 2
+
+
+def test_reusable_workflow_inputs_and_jobs() -> None:
+    reusable = load("tokcompat-grid.yml")
+    call = triggers(reusable)["workflow_call"]
+    assert {"matrix", "releases", "shards"} <= set(call["inputs"])
+    assert call["inputs"]["shards"]["type"] == "number"
+    assert reusable["permissions"] == {"contents": "read"}
+    jobs = reusable["jobs"]
+    assert list(jobs) == ["plan", "shard", "merge", "issues"]
     writers = {name for name, job in jobs.items() if "write" in str(job.get("permissions", ""))}
-    assert writers == {"issues"}
-    assert jobs["issues"]["permissions"] == {"issues": "write"}
-    assert "permissions" not in jobs["grid"], "the grid job keeps the read-only default"
-    assert jobs["issues"]["needs"] == "grid"
+    assert writers == {"issues"} and jobs["issues"]["permissions"] == {"issues": "write"}
+    assert "actions/checkout" not in steps_text(jobs["issues"]), "the writing job runs no repository code"
+    assert jobs["shard"]["strategy"]["matrix"]["shard"] == "${{ fromJSON(needs.plan.outputs.shards) }}"
+    assert jobs["shard"]["strategy"]["fail-fast"] is False
+    assert 'tokcompat grid "${args[@]}"' in steps_text(jobs["shard"]) and "--shard" in steps_text(
+        jobs["shard"]
+    )
+    assert "tokcompat grid --plan" in steps_text(jobs["plan"])
+    merge_text = steps_text(jobs["merge"])
+    assert "GITHUB_STEP_SUMMARY" in merge_text
+    assert all(f"--format {form}" in merge_text for form in ("html", "json"))
+    assert "actions/upload-artifact" in merge_text and "actions/download-artifact" in merge_text
+    assert "tokcompat issues-sync" in steps_text(jobs["issues"])
+    assert "--incomplete" in steps_text(jobs["issues"])
 
 
-def test_nightly_grid_job() -> None:
-    text = steps_text(load("nightly.yml")["jobs"]["grid"])
-    assert "tokcompat releases | tail -n 1" in text and "tokcompat releases --pre | tail -n 1" in text
-    assert "-m grid" in text and "tox" in text
-    assert "tokcompat report reports/*.json" in text and "GITHUB_STEP_SUMMARY" in text
-    assert "actions/upload-artifact" in text
+def test_every_shard_exit_but_bad_input_reaches_the_merge() -> None:
+    script = next(
+        step["run"]
+        for step in load("tokcompat-grid.yml")["jobs"]["shard"]["steps"]
+        if "--shard" in str(step.get("run"))
+    )
+    for status, expected in ((0, 0), (1, 0), (3, 0), (2, 2), (4, 4)):
+        done = subprocess.run(
+            ["bash", "-e", "-c", script],
+            env={"PATH": f"{_fake_tokcompat(status)}:/usr/bin:/bin", "RELEASES": "5.11.0", "SHARD": "1/2"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == expected, (status, done.stdout, done.stderr)
 
 
-def test_nightly_issues_job() -> None:
-    job = load("nightly.yml")["jobs"]["issues"]
-    text = steps_text(job)
-    assert "actions/download-artifact" in text
-    assert "tokcompat issue-text reports/*.json --json" in text
-    assert "gh issue create" in text and "gh issue edit" in text and "gh issue close" in text
-    assert "select(.title == $t)" in text, "issues are found by exact title"
-    assert 'startswith("tokcompat:")' in text
-    assert "actions/checkout" not in text, "the writing job runs no repository code"
+def _fake_tokcompat(status: int) -> str:
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="fake-tokcompat-"))
+    script = folder / "tokcompat"
+    script.write_text(f"#!/bin/sh\nexit {status}\n")
+    script.chmod(0o755)
+    return str(folder)
+
+
+def test_the_action_is_valid_where_a_workflow_uses_it(tmp_path: Path) -> None:
+    """actionlint checks an action's metadata where a workflow uses it: every input and output here."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    assert {"matrix", "releases", "shard"} <= set(action["inputs"])
+    assert '"${GITHUB_ACTION_PATH}[grid]"' in "\n".join(
+        str(s.get("run", "")) for s in action["runs"]["steps"]
+    )
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".git").mkdir()  # actionlint looks for the repository root
+    (tmp_path / "action.yml").write_text((ROOT / "action.yml").read_text())
+    inputs = "".join(f"          {name}: x\n" for name in action["inputs"])
+    outputs = "".join(f"      - run: echo ${{{{ steps.g.outputs.{name} }}}}\n" for name in action["outputs"])
+    workflow = tmp_path / ".github" / "workflows" / "use.yml"
+    workflow.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - id: g\n        uses: ./\n        with:\n"
+        + inputs
+        + outputs
+    )
+    done = subprocess.run(
+        [actionlint(), "-no-color"], capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    workflow.write_text(workflow.read_text().replace("          matrix: x\n", "          matrics: x\n"))
+    done = subprocess.run(
+        [actionlint(), "-no-color"], capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False
+    )
+    assert done.returncode == 1 and 'input "matrics" is not defined' in done.stdout
+    for step in action["runs"]["steps"]:
+        if "run" in step:
+            syntax = subprocess.run(
+                ["bash", "-n"], input=step["run"], capture_output=True, text=True, check=False
+            )
+            assert syntax.returncode == 0, syntax.stderr
 
 
 def test_tox_resolves_latest_and_pre_at_build_time() -> None:
@@ -117,12 +176,22 @@ def test_pr_workflow() -> None:
     assert set(triggers(pr)) == {"pull_request"}
     assert pr["permissions"] == {"contents": "read"}
     text = "\n".join(steps_text(job) for job in pr["jobs"].values())
-    assert "pytest" in text
+    assert "python -m pytest -n 2" in text
     assert "tox -m grid -p auto" in text
+    assert "lint-imports" in text, "the layers contract is checked on every pull request"
+
+
+def test_ci_runs_the_readme_test_command_the_full_hypothesis_profile_and_the_layers_contract() -> None:
+    run = (ROOT / ".ci" / "run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert 'pip install -e ".[test]" && python -m pytest -n 2' in readme
+    assert '\npip install -e ".[test]" && python -m pytest -n 2\n' in run, "the README's command, verbatim"
+    assert "export HYPOTHESIS_PROFILE=ci" in run
+    assert "lint-imports" in run
 
 
 def test_the_merged_grid_is_not_written_among_the_per_release_reports() -> None:
-    # `tokcompat issue-text reports/*.json` reads every file there as a per-release report.
-    text = (Path(__file__).resolve().parents[1] / ".github/workflows/nightly.yml").read_text()
+    # `tokcompat issues-sync grid/transformers-*.json` reads only the per-release reports.
+    text = (ROOT / ".github/workflows/tokcompat-grid.yml").read_text()
+    assert "grid/transformers-*.json" in text
     assert "--output reports/" not in text
-    assert "tokcompat issue-text reports/*.json" in text

@@ -163,3 +163,120 @@ def alias_conftest() -> str:
             aliases.REGISTRY.pop(TOY.model_type, None)
         '''
     )
+
+
+def hostile_remote_toy(folder: Path, prelude: str) -> Path:
+    """The remote toy whose tokenization_toy.py first runs ``prelude`` (the hostile thing), then defines the class.
+
+    Opted in with trust_remote_code, this is what an attempt's isolation must contain.
+    """
+    remote_toy(folder)
+    code = (folder / "tokenization_toy.py").read_text(encoding="utf-8")
+    (folder / "tokenization_toy.py").write_text(textwrap.dedent(prelude) + "\n" + code, encoding="utf-8")
+    return folder
+
+
+PATCH_AUTOTOKENIZER = """
+import transformers
+from transformers import AutoTokenizer, GPT2TokenizerFast
+
+_original = AutoTokenizer.from_pretrained.__func__
+
+
+def _everything_is_gpt2(cls, path, *args, **kwargs):
+    try:
+        return _original(cls, path, *args, **kwargs)
+    except Exception:
+        return GPT2TokenizerFast.from_pretrained(path)
+
+
+AutoTokenizer.from_pretrained = classmethod(_everything_is_gpt2)
+transformers.AutoTokenizer.from_pretrained = AutoTokenizer.from_pretrained
+"""
+"""Remote code that makes every later plain load 'work' (the alias toy then looks native)."""
+
+LEAK_STATE = """
+import logging
+import os
+import sys
+import types
+
+os.environ["TOKCOMPAT_LEAKED"] = "1"
+logging.getLogger("transformers").setLevel(logging.CRITICAL)
+logging.getLogger("tokcompat.leak").setLevel(logging.DEBUG)
+sys.modules["tokcompat_leaked_module"] = types.ModuleType("tokcompat_leaked_module")
+"""
+"""Remote code that changes process state: an env var, logging levels, a sys.modules entry."""
+
+SEE_STATE = """
+import json
+import logging
+import os
+import sys
+
+_seen = os.environ.get("TOKCOMPAT_SEEN")
+if _seen:
+    with open(_seen, "w") as stream:
+        json.dump(
+            {
+                "env": os.environ.get("TOKCOMPAT_LEAKED"),
+                "transformers_level": logging.getLogger("transformers").level,
+                "leak_level": logging.getLogger("tokcompat.leak").level,
+                "module": "tokcompat_leaked_module" in sys.modules,
+                "patched": "_everything_is_gpt2" in repr(
+                    __import__("transformers").AutoTokenizer.from_pretrained
+                ),
+            },
+            stream,
+        )
+"""
+"""Remote code that writes down the state it finds (file named by TOKCOMPAT_SEEN)."""
+
+
+def panic_toy(folder: Path) -> Path:
+    """Data only: a tokenizer.json whose Split regex backtracks past Oniguruma's retry limit on ordinary
+    text, so the tokenizers library panics (a pyo3 PanicException, a BaseException) while encoding."""
+    native_toy(folder)
+    document = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    split = {"type": "Split", "pattern": {"Regex": r"([a-z ]+)+\d"}, "behavior": "Isolated", "invert": False}
+    document["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [split, document["pre_tokenizer"]]}
+    (folder / "tokenizer.json").write_text(json.dumps(document), encoding="utf-8")
+    # transformers then uses tokenizer.json as it is (GPT2Tokenizer would rebuild its own pre-tokenizer)
+    (folder / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "PreTrainedTokenizerFast"}))
+    return folder
+
+
+TRANSFORMERS_TIKTOKEN_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+"""The split pattern transformers applies to a tiktoken file it converts; the toy's pat_str names the same."""
+
+
+def tiktoken_toy(folder: Path) -> Path:
+    """No tokenizer.json: a tiktoken-format tokenizer.model (the toy BPE's ranks) with its pat_str in
+    tokenizer_config.json, so tiktoken (independent of transformers) can record its golden ids."""
+    import base64
+
+    from pytest_tokcompat.sources.tiktoken_bpe import bytes_to_unicode
+
+    byte_of = {char: byte for byte, char in bytes_to_unicode().items()}
+    ranks = [bytes([byte]) for byte in range(256)]
+    for merge in tokenizer_document()["model"]["merges"]:
+        left, right = merge if isinstance(merge, list) else merge.split(" ")
+        token = bytes(byte_of[c] for c in left + right)
+        if token not in ranks:
+            ranks.append(token)
+    lines = "".join(f"{base64.b64encode(token).decode()} {rank}\n" for rank, token in enumerate(ranks))
+    return _write(
+        folder,
+        {
+            "config.json": {"model_type": "llama"},
+            "tokenizer.model": lines,
+            "tokenizer_config.json": {
+                "tokenizer_class": "PreTrainedTokenizerFast",
+                "pat_str": TRANSFORMERS_TIKTOKEN_PATTERN,
+                "added_tokens_decoder": {str(len(ranks)): {"content": "<|end|>", "special": True}},
+            },
+        },
+    )

@@ -71,7 +71,14 @@ def main() -> None:
         f"{KIMI_PAT_STR} and Kimi's {NUM_RESERVED_SPECIAL_TOKENS} special ids from {first} "
         "(named ones from the snapshot's added_tokens_decoder); encode(text, allowed_special='all')"
     )
-    write_golden(OUTPUT, "kimi-k2-instruct", ids, decoded, source)
+    implementation = {
+        "name": "tiktoken",
+        "version": tiktoken.__version__,
+        "file": "tiktoken.model",
+        "sha256": digest,
+        "method": "this script (matrix/tools/record_kimi_golden.py)",
+    }
+    write_golden(OUTPUT, "kimi-k2-instruct", ids, decoded, source, implementation)
     print(f"wrote {len(texts)} texts to {OUTPUT}")
 
 

@@ -57,7 +57,14 @@ def main() -> None:
         f"with pat_str {QWEN_PAT_STR} and the snapshot's added_tokens_decoder as special tokens; "
         "encode(NFC(text), allowed_special='all'): Qwen's tokenizer normalizes to NFC, tiktoken does not"
     )
-    write_golden(OUTPUT, "qwen3-0.6b", ids, decoded, source)
+    implementation = {
+        "name": "tiktoken",
+        "version": tiktoken.__version__,
+        "file": "qwen.tiktoken",
+        "sha256": digest,
+        "method": "this script (matrix/tools/record_qwen3_golden.py)",
+    }
+    write_golden(OUTPUT, "qwen3-0.6b", ids, decoded, source, implementation)
     print(f"wrote {len(texts)} texts to {OUTPUT}")
 
 

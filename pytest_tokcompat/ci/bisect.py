@@ -17,11 +17,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -113,24 +111,18 @@ def bisect_releases(
     return BisectResult(subject, Probe(ordered[0], reference), Probe(ordered[high], known[high]), probes)
 
 
-def project_root() -> Path | None:
-    """The source checkout this package runs from, if it does (an editable or plain checkout)."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / "pyproject.toml").is_file() else None
+def package_requirement(cache: Path | None = None) -> str:
+    """What to install for this package: a wheel of the very files this process runs (never the index,
+    so it works from any install, unpublished, and from a dirty checkout)."""
+    from pytest_tokcompat.ci.install import own_wheel
 
-
-def package_requirement() -> str:
-    """What to install for this package: its checkout when there is one, else the same release."""
-    root = project_root()
-    if root is not None:
-        return str(root)
-    return f"pytest-tokcompat=={metadata.version('pytest-tokcompat')}"
+    return str(own_wheel(cache))
 
 
 def default_cache() -> Path:
-    from pytest_tokcompat.sources.snapshots import user_cache_home
+    from pytest_tokcompat.ci.install import cache_home
 
-    return user_cache_home() / "bisect"
+    return cache_home() / "bisect"
 
 
 @dataclass(frozen=True)
@@ -188,7 +180,11 @@ class UvVerdict:
     ) -> None:
         self.target = target
         self.cache = cache
-        self.uv = uv or shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+        if uv is None:
+            from pytest_tokcompat.ci.install import uv_binary
+
+            uv = uv_binary()
+        self.uv = uv
         self.requirement = requirement or package_requirement()
 
     def _run(self, command: list[str], timeout: int, what: str, release: Version) -> str:

@@ -1,25 +1,42 @@
 """The merged report: one grid of cases by transformers release, from the per-env JSON reports.
 
 A cell is the verdict, marked where it differs from the expectation, where some
-remedy's ids drift, and where it changed since the previous release; below the
-grid, each alarm with the first release where it appears and what to do.
+remedy's ids drift, where it changed since the previous release, and where it was
+not checked; below the grid, each alarm with the first release where it appears
+and what to do. A grid that could not check everything says so at its top and in
+its exit status: an interrupted or partial run, a not-checked case, or a release
+without a record for a case never merge into "all is well".
+
+Several reports of one release (the shards of ``tokcompat grid --shard``) are
+combined into one column.
 """
 
 from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from pytest_tokcompat.contract import SCHEMA_VERSION
+from pytest_tokcompat.ci.loaders import loader_rows, loader_text
+from pytest_tokcompat.contract import ALIAS, SCHEMA_VERSION, is_full_run, parse_timestamp, read_report
 from pytest_tokcompat.errors import ReportError as GridError
+from pytest_tokcompat.model import AttemptStatus, CaseStatus
 
-MARK_UNEXPECTED, MARK_DRIFT, MARK_CHANGED = "✗", "~", "Δ"
+MARK_UNEXPECTED, MARK_DRIFT, MARK_CHANGED, MARK_NOT_CHECKED = "✗", "~", "Δ", "?"
 MARKDOWN_LIMIT = 1024 * 1024 - 1024  # $GITHUB_STEP_SUMMARY takes at most 1 MiB per step
+EXIT_CLEAN, EXIT_ALARMS, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
+"""`tokcompat report` (and `tokcompat grid`): 0 complete and clean, 1 alarms or unexpected verdicts
+(also when incomplete: the output says so), 3 incomplete and otherwise clean; 2 is bad input."""
+NOT_CHECKED = "not-checked"
+ALIAS_PREFIX = "alias:"
+LISTED = 20
+"""At most this many cases are named per kind of incompleteness; the rest are counted."""
 
 
 @dataclass
@@ -30,17 +47,26 @@ class Cell:
     drift: bool
     changed: bool = False
     message: str = ""
+    source: str = ""
 
     @property
     def unexpected(self) -> bool:
-        return self.status == "failed"
+        return self.status == CaseStatus.FAILED
+
+    @property
+    def checked(self) -> bool:
+        return self.status != CaseStatus.NOT_CHECKED
 
     def marks(self) -> str:
         return (
             (MARK_UNEXPECTED if self.unexpected else "")
             + (MARK_DRIFT if self.drift else "")
             + (MARK_CHANGED if self.changed else "")
+            + ("" if self.checked else MARK_NOT_CHECKED)
         )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.__dict__ | {"marks": self.marks()}
 
 
 @dataclass
@@ -58,97 +84,176 @@ class Grid:
     releases: list[str]
     rows: dict[str, dict[str, Cell]]
     alarms: list[GridAlarm] = field(default_factory=list)
-    sources: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    incomplete: list[str] = field(default_factory=list)
+    """Why the grid cannot say that all is well, one line each; empty when it is complete."""
+    notes: list[str] = field(default_factory=list)
+    """Information that changes no exit status (several reports for one release)."""
+    loaders: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    """``case / loader:NAME`` -> release -> {status, text}: client loaders beside the verdicts (no exit status)."""
+
+    @property
+    def complete(self) -> bool:
+        return not self.incomplete
+
+    @property
+    def unexpected(self) -> list[str]:
+        return [
+            f"{case} under transformers {release}"
+            for case, cells in self.rows.items()
+            for release, cell in cells.items()
+            if cell.unexpected
+        ]
+
+    def exit_status(self) -> int:
+        """1 for alarms or unexpected verdicts, else 3 when incomplete, else 0."""
+        if self.alarms or self.unexpected:
+            return EXIT_ALARMS
+        return EXIT_CLEAN if self.complete else EXIT_INCOMPLETE
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
+            "complete": self.complete,
+            "incomplete": self.incomplete,
             "releases": self.releases,
             "rows": {
-                case: {release: cell.__dict__ | {"marks": cell.marks()} for release, cell in cells.items()}
+                case: {release: cell.to_json() for release, cell in cells.items()}
                 for case, cells in self.rows.items()
             },
             "alarms": [alarm.__dict__ for alarm in self.alarms],
             "sources": self.sources,
+            "notes": self.notes,
+            **({"loaders": self.loaders} if self.loaders else {}),
         }
 
 
-def load_reports(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
+Report = tuple[Path, dict[str, Any]]
+
+
+def load_reports(paths: list[Path]) -> list[Report]:
+    """Read and validate every report; a bad one is a GridError naming its file, never a crash."""
     if not paths:
         raise GridError("no report given; pass the JSON files written by --tokcompat-report")
-    loaded: list[tuple[Path, dict[str, Any]]] = []
-    seen: dict[Version, Path] = {}
+    loaded: list[Report] = []
     for path in paths:
+        document = read_report(path)
+        release = document["transformers_version"]
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise GridError(f"{path}: cannot read it ({error.strerror})") from None
-        except ValueError as error:
-            raise GridError(
-                f"{path}: not JSON ({error}); was the run interrupted? run its env again"
-            ) from None
-        if not isinstance(document, dict) or "schema_version" not in document:
-            raise GridError(f"{path}: not a tokcompat report (no schema_version)")
-        if document["schema_version"] != SCHEMA_VERSION:
-            raise GridError(
-                f"{path}: report schema version {document['schema_version']}, this tokcompat reads "
-                f"{SCHEMA_VERSION}; regenerate it with the same tokcompat version"
-            )
-        release = document.get("transformers_version")
-        try:
-            if not isinstance(release, str):
-                raise InvalidVersion(repr(release))
-            version = Version(release)
+            Version(release)
         except InvalidVersion:
             raise GridError(f"{path}: transformers_version {release!r} is not a version") from None
-        if version in seen:  # by version, so that 5.0 and 5.0.0 are one release
-            raise GridError(
-                f"{path} and {seen[version]} are both reports for transformers {release}; keep one"
-            )
-        _check_shape(path, document)
-        seen[version] = path
         loaded.append((path, document))
     return loaded
 
 
-def _check_shape(path: Path, document: dict[str, Any]) -> None:
-    """The fields merge() reads, so that a damaged report is a GridError, not a crash."""
-    cases, alarms = document.get("cases", []), document.get("alarms", [])
-    if not isinstance(cases, list) or not all(
-        isinstance(record, dict) and isinstance(record.get("id"), str) for record in cases
-    ):
-        raise GridError(f"{path}: 'cases' must be a list of records, each with a string 'id'")
-    needed = ("kind", "subject", "message", "action")
-    if not isinstance(alarms, list) or not all(
-        isinstance(alarm, dict) and all(isinstance(alarm.get(key), str) for key in needed) for alarm in alarms
-    ):
-        raise GridError(f"{path}: 'alarms' must be a list of alarms, each with {', '.join(needed)}")
+def _checked(record: dict[str, Any]) -> bool:
+    return record.get("status") != NOT_CHECKED
 
 
-def _drifted(record: dict[str, Any]) -> bool:
-    return any(attempt.get("status") == "drift" for attempt in record.get("attempts", []))
+def _drifted(record: Mapping[str, Any]) -> bool:
+    return any(attempt.get("status") == AttemptStatus.DRIFT for attempt in record.get("attempts", []))
 
 
-def merge(reports: list[tuple[Path, dict[str, Any]]]) -> Grid:
-    ordered = sorted(reports, key=lambda item: Version(item[1]["transformers_version"]))
-    releases = [document["transformers_version"] for _, document in ordered]
+def _cell(record: Mapping[str, Any], source: Path) -> Cell:
+    state = record.get("state") if record.get("kind") == ALIAS else record.get("verdict")
+    return Cell(
+        verdict=str(state or record["status"]),
+        expected=record.get("expected"),
+        status=str(record["status"]),
+        drift=_drifted(record),
+        message=str(record.get("message", ""))[:300],
+        source=str(source),
+    )
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0][:200] if lines else ""
+
+
+def _named(items: list[str]) -> str:
+    shown = ", ".join(items[:LISTED])
+    return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")
+
+
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def _rank(report: Report) -> tuple[bool, datetime, str]:
+    """Complete runs first, then the newest, then the file name (so the choice never depends on order)."""
+    path, document = report
+    return is_full_run(document), parse_timestamp(document.get("finished_at")) or _NEVER, str(path)
+
+
+def _run_problem(path: Path, document: Mapping[str, Any]) -> str | None:
+    """Why one report cannot stand for its whole release: a partial selection, or cases that never ran."""
+    selection = document.get("selection")
+    shard = isinstance(document.get("grid_run"), Mapping)  # one shard of a plan: plan_gaps() covers it
+    if isinstance(selection, Mapping) and selection.get("partial") is True and not shard:
+        why = selection.get("reason") or "part of the matrix"
+        return f"{path}: the run selected part of the matrix ({why}): run the whole matrix"
+    if document["complete"] is not True:
+        return (
+            f"{path}: not every case ran (pytest exit status {document['exit_status']}: interrupted, a worker "
+            "died, or part of the matrix was selected): run the whole matrix under that release again"
+        )
+    return None
+
+
+def _release_alarms(group: list[Report], chosen: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The alarms of the records shown, and the best report's own list (it may hold alarms of no record)."""
+    alarms = [alarm for record in chosen for alarm in record.get("alarms", [])]
+    return alarms + list(group[0][1].get("alarms", []))
+
+
+def merge(reports: list[Report]) -> Grid:
+    groups: dict[Version, list[Report]] = {}
+    for report in reports:
+        groups.setdefault(Version(report[1]["transformers_version"]), []).append(report)
+    releases: list[str] = []
     rows: dict[str, dict[str, Cell]] = {}
     found: dict[tuple[str, str], GridAlarm] = {}
-    for path, document in ordered:
-        release = document["transformers_version"]
-        for record in document.get("cases", []):
-            verdict = record.get("verdict") or record.get("status", "?")
-            if record.get("kind") == "alias":
-                verdict = record.get("verdict") or record.get("status", "not-checked")
-            cell = Cell(
-                verdict=str(verdict),
-                expected=record.get("expected"),
-                status=str(record.get("status")),
-                drift=_drifted(record),
-                message=str(record.get("message", ""))[:300],
+    sources: dict[str, list[str]] = {}
+    incomplete: list[str] = []
+    notes: list[str] = []
+    loaders: dict[str, dict[str, dict[str, str]]] = {}
+    for version in sorted(groups):
+        group = sorted(groups[version], key=_rank, reverse=True)
+        release = group[0][1]["transformers_version"]  # 5.0 and 5.0.0 are one release
+        releases.append(release)
+        sources[release] = [str(path) for path, _ in group]
+        chosen: dict[str, dict[str, Any]] = {}
+        for path, document in group:
+            problem = _run_problem(path, document)
+            incomplete += [problem] if problem else []
+            for record in document["cases"]:
+                held = rows.get(record["id"], {}).get(release)
+                if record["id"] not in chosen or (
+                    held is not None and not held.checked and _cell(record, path).checked
+                ):  # a shard that judged the case wins over one that left it unchecked
+                    chosen[record["id"]] = record
+                    rows.setdefault(record["id"], {})[release] = _cell(record, path)
+                else:
+                    shown, other = rows[record["id"]][release], _cell(record, path)
+                    if other.checked and other.verdict != shown.verdict:
+                        notes.append(
+                            f"transformers {release}: {record['id']} is {shown.verdict} in {shown.source} but "
+                            f"{other.verdict} in {path}; the grid shows the former (complete runs first, "
+                            "then the newest)"
+                        )
+        if len(group) > 1:
+            notes.append(
+                f"transformers {release}: {len(group)} reports ({', '.join(sources[release])}); "
+                "each cell comes from the newest complete one that has it"
             )
-            rows.setdefault(record["id"], {})[release] = cell
-        for alarm in document.get("alarms", []):
+        for record in chosen.values():
+            for row, result in loader_rows(record):
+                loaders.setdefault(row, {})[release] = {
+                    "status": str(result.get("status")),
+                    "text": loader_text(result),
+                }
+        for alarm in _release_alarms(group, chosen.values()):
             key = (alarm["kind"], alarm["subject"])
             if key not in found:
                 found[key] = GridAlarm(
@@ -156,21 +261,70 @@ def merge(reports: list[tuple[Path, dict[str, Any]]]) -> Grid:
                 )
             if release not in found[key].releases:
                 found[key].releases.append(release)
-        del path
+    ordered = dict(sorted(rows.items()))
+    incomplete += plan_gaps([document for report in reports for document in [report[1]]])
+    incomplete += _cell_problems(releases, ordered)
+    _mark_changes(releases, ordered)
+    return Grid(
+        releases, ordered, list(found.values()), sources, incomplete, notes, dict(sorted(loaders.items()))
+    )
+
+
+def _cell_problems(releases: list[str], rows: dict[str, dict[str, Cell]]) -> list[str]:
+    """Cases with no record for a release, and cases not checked (an alias not checked is not
+    incomplete on its own: it has no case here, or its cases are counted themselves)."""
+    problems = []
+    for release in releases:
+        missing = [case for case, cells in rows.items() if release not in cells]
+        if missing:
+            problems.append(
+                f"transformers {release}: no record for {_named(missing)} (its report does not have it): "
+                "run the same matrix under every release"
+            )
+        unchecked = [
+            f"{case} ({_first_line(cells[release].message) or 'not checked'})"
+            for case, cells in rows.items()
+            if release in cells and not cells[release].checked and not case.startswith(f"{ALIAS}:")
+        ]
+        if unchecked:
+            problems.append(f"transformers {release}: not checked: {_named(unchecked)}")
+    return problems
+
+
+def _mark_changes(releases: list[str], rows: dict[str, dict[str, Cell]]) -> None:
     for cells in rows.values():
         previous: Cell | None = None
         for release in releases:
             current = cells.get(release)
-            if current is None:
+            if current is None or not current.checked:
                 continue
             current.changed = previous is not None and previous.verdict != current.verdict
             previous = current
-    return Grid(
-        releases,
-        dict(sorted(rows.items())),
-        list(found.values()),
-        {document["transformers_version"]: str(path) for path, document in ordered},
-    )
+
+
+def plan_gaps(documents: list[dict[str, Any]]) -> list[str]:
+    """What a ``tokcompat grid`` plan promised and no report holds: each report it writes names the
+    plan (its releases and how many cells) and the cells it holds, so a shard that never reported shows."""
+    parts = [
+        part
+        for document in documents
+        for part in (document.get("grid_run_parts") or [document.get("grid_run")])
+        if isinstance(part, dict) and isinstance(part.get("plan"), dict)
+    ]
+    if not parts:
+        return []
+    gaps: list[str] = []
+    planned = max(int(part["plan"].get("cells", 0)) for part in parts)
+    held = sum(int(part.get("cells", 0)) for part in parts)
+    if held < planned:
+        gaps.append(
+            f"{planned - held} of the {planned} planned cells have no report (did a shard not finish?)"
+        )
+    labels = {str(label) for part in parts for label in part["plan"].get("releases", [])}
+    reported = {str(part.get("release")) for part in parts}
+    for label in sorted(labels - reported):
+        gaps.append(f"no report for transformers {label}")
+    return gaps
 
 
 def render(grid: Grid, form: str) -> str:
@@ -191,18 +345,44 @@ def _cell_text(cell: Cell | None) -> str:
     return text
 
 
+INCOMPLETE_HEADLINE = (
+    "**Incomplete grid**: not everything was checked, so this grid cannot say that all is well "
+    "(`tokcompat report` exits 3 unless there are alarms). Why:"
+)
+
+
+def _markdown_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def render_markdown(grid: Grid) -> str:
     lines = ["## tokcompat: tokenizer verdicts by transformers release", ""]
+    if not grid.complete:
+        lines += [INCOMPLETE_HEADLINE, ""]
+        lines += [f"- {_markdown_escape(reason)}" for reason in grid.incomplete]
+        lines.append("")
     lines.append("| case | " + " | ".join(grid.releases) + " |")
     lines.append("|---" * (len(grid.releases) + 1) + "|")
     for case, cells in grid.rows.items():
         lines.append(f"| {case} | " + " | ".join(_cell_text(cells.get(r)) for r in grid.releases) + " |")
+    for row, results in grid.loaders.items():
+        texts = [_markdown_escape(results[r]["text"]) if r in results else "—" for r in grid.releases]
+        lines.append(f"| {_markdown_escape(row)} | " + " | ".join(texts) + " |")
     lines += [
         "",
         f"{MARK_UNEXPECTED} differs from the matrix · {MARK_DRIFT} some remedy loads with wrong ids · "
-        f"{MARK_CHANGED} changed since the previous release · — no report for that release",
+        f"{MARK_CHANGED} changed since the previous release · {MARK_NOT_CHECKED} not checked · "
+        "— no record for that release"
+        + (
+            " · loader:NAME rows: a client's own loader judged beside the verdict (information)"
+            if grid.loaders
+            else ""
+        ),
         "",
     ]
+    lines += [f"Note: {note}" for note in grid.notes]
+    if grid.notes:
+        lines.append("")
     if grid.alarms:
         lines.append("### Alarms")
         lines.append("")
@@ -213,7 +393,7 @@ def render_markdown(grid: Grid) -> str:
                 f"What to do: {alarm.action}."
             )
     else:
-        lines.append("No alarms.")
+        lines.append("No alarms." if grid.complete else "No alarms in what was checked.")
     text = "\n".join(lines) + "\n"
     if len(text.encode()) > MARKDOWN_LIMIT:
         text = text.encode()[: MARKDOWN_LIMIT - 200].decode(errors="ignore")
@@ -221,6 +401,7 @@ def render_markdown(grid: Grid) -> str:
     return text
 
 
+_LOADER_COLOURS = {"ok": "#d8f5d0", "drift": "#ffd0d0", "not-checked": "#eeeeee"}
 _COLOURS = {"native": "#d8f5d0", "auto_map": "#d6e8ff", "alias": "#fff2c2", "broken": "#ffd0d0"}
 
 
@@ -233,19 +414,34 @@ def render_html(grid: Grid) -> str:
             cell = cells.get(release)
             colour = "#eeeeee" if cell is None else _COLOURS.get(cell.verdict, "#eeeeee")
             border = "3px solid #c00" if cell is not None and cell.unexpected else "1px solid #999"
-            title = html.escape(cell.message if cell else "no report", quote=True)
+            title = html.escape(cell.message if cell else "no record", quote=True)
             tds.append(
                 f'<td style="background:{colour};border:{border}" title="{title}">{html.escape(_cell_text(cell))}</td>'
             )
         body.append(f"<tr><th>{html.escape(case)}</th>{''.join(tds)}</tr>")
+    for row, results in grid.loaders.items():
+        tds = []
+        for release in grid.releases:
+            result = results.get(release)
+            colour = "#eeeeee" if result is None else _LOADER_COLOURS.get(result["status"], "#ffe0c0")
+            text = html.escape(result["text"] if result else "—")
+            tds.append(f'<td style="background:{colour};border:1px solid #999" title="{text}">{text}</td>')
+        body.append(f"<tr><th>{html.escape(row)}</th>{''.join(tds)}</tr>")
     alarms = "".join(
         f"<li><b>{html.escape(a.kind)}</b> {html.escape(a.subject)}, first in {html.escape(a.first_release)}: "
         f"{html.escape(a.message)}. <i>{html.escape(a.action)}</i></li>"
         for a in grid.alarms
     )
+    warning = ""
+    if not grid.complete:
+        reasons = "".join(f"<li>{html.escape(reason)}</li>" for reason in grid.incomplete)
+        warning = (
+            "<p><b>Incomplete grid</b>: not everything was checked, so this grid cannot say that all is "
+            f"well. Why:</p><ul>{reasons}</ul>"
+        )
     return (
         "<!doctype html><meta charset='utf-8'><title>tokcompat grid</title>"
         "<style>table{border-collapse:collapse;font:13px sans-serif}td,th{padding:4px 8px}</style>"
-        f"<table><tr><th>case</th>{head}</tr>{''.join(body)}</table>"
+        f"{warning}<table><tr><th>case</th>{head}</tr>{''.join(body)}</table>"
         f"<h3>Alarms</h3><ul>{alarms or '<li>none</li>'}</ul>\n"
     )

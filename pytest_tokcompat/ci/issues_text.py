@@ -2,7 +2,9 @@
 
 The title is keyed on the alarm's kind and subject only, never on a release, so
 that the nightly workflow finds the same open issue night after night (by exact
-title) and updates it, and closes it once the alarm is gone.
+title) and updates it, and closes it once the alarm is gone -- but only on a
+complete grid: the JSON carries ``complete``, and an alarm missing from an
+incomplete grid may only be unchecked, not fixed.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pytest_tokcompat.ci.grid import GridAlarm
+from pytest_tokcompat.ci.grid import Grid, GridAlarm
 from pytest_tokcompat.model import AlarmKind
 
 NATIVE_DRIFT, OBSOLETE_ALIAS, UNEXPECTED_VERDICT = (
@@ -98,3 +100,12 @@ def issue_texts(alarms: list[GridAlarm]) -> list[IssueText]:
         key = alarm_key(alarm)
         texts.setdefault(key, IssueText(key, alarm_title(alarm), alarm_body(alarm)))
     return [texts[key] for key in sorted(texts)]
+
+
+def issues_document(grid: Grid) -> dict[str, Any]:
+    """What the nightly reads: the issue texts, and whether the grid is complete enough to close any."""
+    return {
+        "complete": grid.complete,
+        "incomplete": grid.incomplete,
+        "issues": [text.to_json() for text in issue_texts(grid.alarms)],
+    }

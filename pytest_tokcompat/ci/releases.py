@@ -1,8 +1,8 @@
 """The transformers releases on the package index, oldest first.
 
 The index is the one pip and uv would use: $UV_INDEX_URL, $UV_DEFAULT_INDEX or
-$PIP_INDEX_URL, else pip's own configuration (``pip config list``), else pip's
-default public index. The project page is read through the simple repository API,
+$PIP_INDEX_URL, else pip's own configuration (``pip config list``, where pip is
+installed), else the public index both pip and uv default to (no pip needed). The project page is read through the simple repository API,
 as JSON (PEP 691) when the index offers it and as HTML (PEP 503) otherwise; a
 file counts only when it is not yanked (PEP 592), and a release only when one of
 its files counts. Pre-releases (and dev releases) are kept only when asked for.
@@ -13,6 +13,7 @@ All network access goes through :func:`fetch_page`, which tests replace.
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
 import os
 import subprocess
@@ -41,6 +42,8 @@ JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 INDEX_ENV_VARS = ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "PIP_INDEX_URL")
 PIP_CONFIG_KEYS = (":env:.index-url", "install.index-url", "global.index-url")
+DEFAULT_INDEX = "https://pypi.org/simple"
+"""The index pip and uv use when none is configured (pip's ``PyPI.simple_url``, uv's default)."""
 TIMEOUT = 30.0
 
 
@@ -74,7 +77,9 @@ def redact(url: str) -> str:
 
 
 def pip_config_values() -> dict[str, str]:
-    """``pip config list`` as a mapping; empty when pip is not there or fails."""
+    """``pip config list`` as a mapping; empty when pip is not there (a uv-made environment) or fails."""
+    if importlib.util.find_spec("pip") is None:
+        return {}
     try:
         done = subprocess.run(
             [sys.executable, "-m", "pip", "config", "list"],
@@ -96,15 +101,8 @@ def pip_config_values() -> dict[str, str]:
 
 
 def default_index() -> str:
-    """pip's default public index, taken from pip itself so that no host is written here."""
-    try:
-        from pip._internal.models.index import PyPI  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise ReleaseError(
-            "no package index configured and pip is not installed to name its default; "
-            "set UV_DEFAULT_INDEX or PIP_INDEX_URL"
-        ) from None
-    return str(PyPI.simple_url)
+    """The index pip and uv fall back to when nothing is configured; needs neither installed."""
+    return DEFAULT_INDEX
 
 
 def index_url(
@@ -258,3 +256,171 @@ def discover_releases(
     url = project_url(index or index_url(), project)
     page = (fetch or fetch_page)(url)
     return select_versions(parse_page(page), project=project, pre=pre, since=floor)
+
+
+# The release set of a grid: `tokcompat grid --releases SPEC`.
+
+UPSTREAM_ENV = "TOKCOMPAT_UPSTREAM"
+DEFAULT_UPSTREAM = "git+https://github.com/huggingface/transformers"
+SPEC_WORDS = ("minors", "latest", "pre", "main")
+_OPERATORS = ("==", "!=", "<=", ">=", "~=", "<", ">", "===")
+
+
+@dataclass(frozen=True)
+class GridRelease:
+    """One column of the grid: what to install for it, and whether its result may be reused."""
+
+    label: str
+    """The version as written (``5.10.4``), or ``main``."""
+    requirement: str
+    """The requirement tox installs: ``transformers==5.10.4`` or ``transformers @ git+...@main``."""
+    version: Version | None
+    """None for ``main``: known only once it is built."""
+    immutable: bool
+    """A published version never changes; ``main`` does, so its cells are never reused."""
+    why: str
+
+
+def last_patch_per_minor(versions: Iterable[Version], floor: Version | None = None) -> list[Version]:
+    """The newest final release of every ``major.minor`` at or above ``floor``'s minor, oldest first."""
+    newest: dict[tuple[int, int], Version] = {}
+    for version in versions:
+        if version.is_prerelease or version.is_devrelease:
+            continue
+        if floor is not None and (version.major, version.minor) < (floor.major, floor.minor):
+            continue
+        key = (version.major, version.minor)
+        if key not in newest or version > newest[key]:
+            newest[key] = version
+    return [newest[key] for key in sorted(newest)]
+
+
+def spec_items(spec: str) -> list[str]:
+    """SPEC split into items: commas, spaces or ';' separate them, but the clauses of one range
+    (``>=5.3,<5.11``) stay together: a clause that starts with an operator joins a preceding range."""
+    items: list[str] = []
+    for chunk in spec.replace(";", " ").split():
+        for part in (p.strip() for p in chunk.split(",")):
+            if not part:
+                continue
+            if part.startswith(_OPERATORS) and items and items[-1].startswith(_OPERATORS):
+                items[-1] = f"{items[-1]},{part}"
+            else:
+                items.append(part)
+    return items
+
+
+def upstream_requirement(upstream: str | None = None, project: str = PROJECT) -> str:
+    """The requirement for ``main``: a git URL (its ``main`` branch unless it names a ref), a local git
+    checkout (its ``main`` branch), a local source folder, a wheel file, or any URL pip takes."""
+    given = (upstream or os.environ.get(UPSTREAM_ENV) or DEFAULT_UPSTREAM).strip()
+    local = Path(given).expanduser()
+    if local.exists():
+        local = local.resolve()
+        if local.is_dir() and (local / ".git").exists():
+            return f"{project} @ git+{local.as_uri()}@main"
+        return f"{project} @ {local.as_uri()}"
+    if given.startswith("git+"):
+        path = urllib.parse.urlsplit(given[4:]).path
+        has_ref = "@" in path.rsplit("/", 1)[-1]
+        return f"{project} @ {given}" if has_ref else f"{project} @ {given}@main"
+    if "://" in given:
+        return f"{project} @ {given}"
+    raise ReleaseError(
+        f"upstream {given!r} is neither a local path nor a URL; pass a git URL "
+        f"(git+https://.../transformers), a local git checkout or a wheel with --upstream or ${UPSTREAM_ENV}"
+    )
+
+
+def resolve_spec(
+    spec: str,
+    *,
+    floor: Version | None = None,
+    upstream: str | None = None,
+    index: str | None = None,
+    fetch: Fetch | None = None,
+    project: str = PROJECT,
+) -> list[GridRelease]:
+    """The releases SPEC names, oldest first, ``main`` last; each version once.
+
+    SPEC: explicit versions (``5.10.4``), PEP 440 ranges (``>=5.3,<5.11``: every final
+    release in it), ``minors`` (the last patch of every minor from ``floor``),
+    ``latest`` (the newest final release), ``pre`` (the newest release counting
+    pre-releases: a pre-release while one is ahead of the latest, else the latest) and
+    ``main`` (the upstream source's main branch, built fresh).
+    """
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    items = spec_items(spec)
+    if not items:
+        raise ReleaseError("--releases is empty; name versions, ranges, or minors, latest, pre, main")
+    published: list[Version] | None = None
+
+    def index_versions() -> list[Version]:
+        nonlocal published
+        if published is None:
+            url = project_url(index or index_url(), project)
+            published = select_versions(parse_page((fetch or fetch_page)(url)), project=project, pre=True)
+        return published
+
+    chosen: dict[Version, tuple[str, str]] = {}
+    wants_main = False
+    for item in items:
+        word = item.lower()
+        if word == "main":
+            wants_main = True
+        elif word == "minors":
+            for version in last_patch_per_minor(index_versions(), floor):
+                chosen.setdefault(version, (str(version), "minors"))
+        elif word == "latest":
+            finals = [v for v in index_versions() if not v.is_prerelease]
+            if not finals:
+                raise ReleaseError(f"latest: the index lists no final release of {project}")
+            chosen.setdefault(finals[-1], (str(finals[-1]), "latest"))
+        elif word == "pre":
+            if not index_versions():
+                raise ReleaseError(f"pre: the index lists no release of {project}")
+            newest = index_versions()[-1]
+            chosen.setdefault(newest, (str(newest), "pre"))
+        elif item.startswith(_OPERATORS):
+            try:
+                specifier = SpecifierSet(item)
+            except InvalidSpecifier:
+                raise ReleaseError(f"--releases: {item!r} is not a PEP 440 range") from None
+            found = [v for v in index_versions() if not v.is_prerelease and v in specifier]
+            if not found:
+                raise ReleaseError(f"--releases: no final release of {project} on the index is in {item!r}")
+            for version in found:
+                chosen.setdefault(version, (str(version), f"range {item}"))
+        else:
+            try:
+                version = Version(item)
+            except InvalidVersion:
+                raise ReleaseError(
+                    f"--releases: {item!r} is neither a version, a range, nor one of {', '.join(SPEC_WORDS)}"
+                ) from None
+            chosen[version] = (str(version), "explicit")
+    explicit = [v for v, (_, why) in chosen.items() if why == "explicit"]
+    if explicit:
+        try:
+            known = set(index_versions())
+        except ReleaseError:
+            known = None  # the index cannot be read: let the build say whether the version exists
+        missing = [str(v) for v in explicit if known is not None and v not in known]
+        if missing:
+            raise ReleaseError(
+                f"--releases: transformers {', '.join(missing)} is not on the package index "
+                "(see `tokcompat releases --pre`)"
+            )
+    releases = [
+        GridRelease(label, f"{project}=={version}", version, True, why)
+        for version, (label, why) in sorted(chosen.items())
+    ]
+    if wants_main:
+        releases.append(GridRelease("main", upstream_requirement(upstream, project), None, False, "main"))
+    if not releases:
+        floor_text = f" from {floor}" if floor is not None else ""
+        raise ReleaseError(
+            f"--releases {spec!r} names no release{floor_text}; a grid of nothing checks nothing"
+        )
+    return releases

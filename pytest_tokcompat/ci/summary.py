@@ -1,15 +1,22 @@
-"""The terminal summary: one table of the run, case by case, then the alarms."""
+"""The terminal summary: one table of the run, case by case, then the alarms.
+
+Reads report records (pytest_tokcompat.contract builds them), never the judge.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pytest_tokcompat.ci.loaders import loader_rows, loader_text
+from pytest_tokcompat.contract import ALIAS, CASE
+from pytest_tokcompat.model import CaseStatus, Verdict
+
 REMEDY_TEXT = {
-    "native": "plain AutoTokenizer",
-    "auto_map": "trust_remote_code=True",
-    "alias": "tokcompat alias",
-    "broken": "none works",
-    "not-checked": "-",
+    Verdict.NATIVE.value: "plain AutoTokenizer",
+    Verdict.AUTO_MAP.value: "trust_remote_code=True",
+    Verdict.ALIAS.value: "tokcompat alias",
+    Verdict.BROKEN.value: "none works",
+    Verdict.NOT_CHECKED.value: "-",
 }
 
 
@@ -19,13 +26,13 @@ def _cell(record: dict[str, Any], key: str) -> str:
 
 
 def summary_lines(records: list[dict[str, Any]]) -> list[str]:
-    cases = sorted((r for r in records if r.get("kind") == "case"), key=lambda r: r["id"])
-    aliases = sorted((r for r in records if r.get("kind") == "alias"), key=lambda r: r["id"])
+    cases = sorted((r for r in records if r.get("kind") == CASE), key=lambda r: r["id"])
+    aliases = sorted((r for r in records if r.get("kind") == ALIAS), key=lambda r: r["id"])
     rows = [("case", "model_type", "expected", "verdict", "parity", "remedy")]
     for record in cases:
         verdict = record.get("verdict") or record.get("status")
         parity = (record.get("parity") or {}).get("status", "-")
-        mark = "" if record.get("status") == "passed" else " !"
+        mark = "" if record.get("status") == CaseStatus.PASSED else " !"
         rows.append(
             (
                 record["id"],
@@ -49,8 +56,12 @@ def summary_lines(records: list[dict[str, Any]]) -> list[str]:
                 f"note: {record['id']}: the static view predicts {predicted}, the measured verdict is "
                 f"{record.get('verdict')} (information, not a failure)"
             )
+    for record in cases:
+        for row, result in loader_rows(record):
+            lines.append(f"{row}: {loader_text(result)}")
     for record in aliases:
-        lines.append(f"{record['id']}: {record.get('status')}: {record.get('message', '').splitlines()[0]}")
+        message = (record.get("message") or "").splitlines() or [""]
+        lines.append(f"{record['id']}: {record.get('status')}: {message[0]}".rstrip())
     alarms = [alarm for record in records for alarm in record.get("alarms", [])]
     for alarm in alarms:
         lines.append(f"ALARM [{alarm['kind']}] {alarm['subject']}: {alarm['message']}; {alarm['action']}")

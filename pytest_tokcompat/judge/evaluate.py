@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat.contract import case_record
 from pytest_tokcompat.errors import NotReachable, NotRunnable
 from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, verdict_alarm
 from pytest_tokcompat.judge.cache import JudgeCache
@@ -23,6 +24,7 @@ from pytest_tokcompat.judge.ladder import (
 )
 from pytest_tokcompat.judge.static import CheckpointError, read_json_object
 from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.model import CaseStatus
 from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
@@ -46,20 +48,17 @@ class CaseOutcome:
         return self.judgement.verdict if self.judgement else self.extra.get("verdict")
 
     def to_json(self) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "kind": "case",
-            "id": self.case_id,
-            "status": self.status,
-            "message": self.message,
-            "expected": self.expected,
-            "verdict": self.verdict,
-            "alarms": [a.to_json() for a in self.alarms],
-            **self.extra,
-        }
-        if self.judgement is not None:
-            record.update(self.judgement.to_json())
-            record["verdict_matches_static"] = self.judgement.static.predicted == self.judgement.verdict
-        return record
+        details = {key: value for key, value in self.extra.items() if key != "verdict"}
+        return case_record(
+            self.case_id,
+            self.status,
+            self.message,
+            expected=self.expected,
+            verdict=self.verdict,
+            alarms=[a.to_json() for a in self.alarms],
+            judgement=self.judgement.to_json() if self.judgement is not None else None,
+            details=details,
+        )
 
 
 def resolve_folder(case: Case) -> Path:
@@ -90,12 +89,15 @@ def judge_case(
     record: bool = False,
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    loaders: tuple[ClientLoader, ...] | list[ClientLoader] = (),
     cache: JudgeCache | None = None,
 ) -> Judgement:
     """The ladder with the case's own opt-in, texts and golden ids; remembered in the run's ``cache``."""
     cache = cache if cache is not None else JudgeCache()
     reusable = registry is None and not record and not keep_tokenizer
     known = cache.judgement(case.id, folder) if reusable else None
+    if known is not None and [result.loader for result in known.loaders] != list(loaders):
+        known = None  # judged without (or with other) client loaders: judge again, with these
     if known is not None:  # judged earlier in this run (by its case item or a fixture): once per case
         return known
     with cache.active():
@@ -108,6 +110,7 @@ def judge_case(
             record_as=case.id if record else None,
             keep_tokenizer=keep_tokenizer,
             limits=limits,
+            loaders=loaders,
         )
     if registry is None:  # a judgement under another registry would mislead the alias item
         cache.remember(case.id, folder, judgement)
@@ -121,6 +124,7 @@ def run_case(
     keep_tokenizer: bool = False,
     registry: dict[str, Alias] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    loaders: tuple[ClientLoader, ...] | list[ClientLoader] = (),
     cache: JudgeCache | None = None,
 ) -> CaseOutcome:
     """``cache``: the run's judgements (pytest keeps one per session); without it the case is judged afresh."""
@@ -143,15 +147,15 @@ def run_case(
             record=record,
             keep_tokenizer=keep_tokenizer,
             limits=limits,
+            loaders=loaders,
             cache=cache,
         )
     except CheckpointError as error:
-        # The checkpoint's own files are unusable: no remedy can load it, so the verdict is broken.
-        status = PASSED if expected == "broken" else FAILED
+        # Files the judge cannot read (size cap, corrupt, unreadable): not checked, never broken, never passed.
         outcome = CaseOutcome(
-            case.id, status, f"broken: {error} (case {case.id!r} at {case.location})", expected
+            case.id, FAILED, f"not checked: {error} (case {case.id!r} at {case.location})", expected
         )
-        outcome.extra = {"verdict": "broken", "location": case.location}
+        outcome.extra = {"verdict": "not-checked", "location": case.location}
         return outcome
     outcome = CaseOutcome(case.id, PASSED, "", expected, judgement, folder=folder)
     outcome.extra = {"repo": case.repo, "location": case.location, "note": case.note}
@@ -164,9 +168,7 @@ def run_case(
         return outcome
     if judgement.verdict == "not-checked":
         outcome.status = FAILED
-        outcome.message = (
-            f"case {case.id!r}: the tokenizer loads but its ids were not checked: {judgement.parity.reason}"
-        )
+        outcome.message = f"case {case.id!r}: not checked: {judgement.parity.reason}"
         return outcome
     alarm = verdict_alarm(case.id, expected, judgement)
     if alarm is not None:

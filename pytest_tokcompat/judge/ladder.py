@@ -2,23 +2,28 @@
 
 Remedies are tried in order of how much they ask of a user: plain loading, the
 checkpoint's own code (only where the entry opts in), then our config alias. A
-remedy that loads but gives other ids is not a remedy. Every attempt runs
-isolated, so nothing one attempt registers changes the next.
+remedy that loads but gives other ids is not a remedy. Every attempt runs in a
+child process of its own (``judge/child.py``), so nothing one attempt does (a
+monkeypatch, an exit, a panic, a hang, a thread, a flood of output) reaches the
+next attempt, the next case or the caller; a checkpoint the judge could not
+finish (a time or memory limit, an unreadable file) is not-checked, never broken.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat.errors import CheckpointError
 from pytest_tokcompat.judge.isolation import isolated_transformers
 from pytest_tokcompat.judge.parity import (
     MATCH,
@@ -28,26 +33,35 @@ from pytest_tokcompat.judge.parity import (
     check_parity,
     ground_truth,
     reference_tokenizer,
-    write_golden,
 )
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.judge.remedies import register_alias
-from pytest_tokcompat.judge.static import StaticView, special_tokens, static_view
+from pytest_tokcompat.judge.static import TOKENIZER_FILES, StaticView, special_tokens, static_view
 from pytest_tokcompat.matrix.aliases import Alias
-from pytest_tokcompat.model import Remedy, Verdict
+from pytest_tokcompat.matrix.clients import ClientLoader
+from pytest_tokcompat.model import AttemptStatus, Remedy, Verdict
 
 REMEDIES = tuple(Remedy)
 BROKEN, UNCHECKED = Verdict.BROKEN, Verdict.NOT_CHECKED
 DEFAULT_LOAD_TIMEOUT = 300.0
 DEFAULT_MAX_FILE_MB = 512
+OK, SKIPPED, TIMEOUT, CRASHED = (
+    AttemptStatus.OK,
+    AttemptStatus.SKIPPED,
+    AttemptStatus.TIMEOUT,
+    AttemptStatus.CRASHED,
+)
+LOAD_ERROR, ENCODE_ERROR, DRIFT = AttemptStatus.LOAD_ERROR, AttemptStatus.ENCODE_ERROR, AttemptStatus.DRIFT
 
 
 @dataclass(frozen=True)
 class Limits:
-    """How long one load may take, and how large a tokenizer file may be, before it is refused."""
+    """How long one load may take, how large a tokenizer file and one attempt's memory may be."""
 
     load_timeout: float | None = DEFAULT_LOAD_TIMEOUT
     max_file_mb: float = DEFAULT_MAX_FILE_MB
+    max_memory_mb: float | None = None
+    """Address space of one attempt's process; None: TOKCOMPAT_MAX_MEMORY_MB or 8192; 0: no cap."""
 
 
 DEFAULT_LIMITS = Limits()
@@ -102,10 +116,11 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 
 def check_file_sizes(folder: Path, names: list[str], max_file_mb: float) -> None:
     """Refuse tokenizer files over the cap before anything parses them."""
-    from pytest_tokcompat.errors import CheckpointError
-
     for name in names:
-        size = (folder / name).stat().st_size
+        try:
+            size = (folder / name).stat().st_size
+        except OSError as error:
+            raise CheckpointError(f"{folder / name} cannot be read ({error}); re-download it") from None
         if size > max_file_mb * 1024 * 1024:
             raise CheckpointError(
                 f"{folder / name} is {size / 1024 / 1024:.0f} MB, over the {max_file_mb:g} MB cap; "
@@ -116,15 +131,23 @@ def check_file_sizes(folder: Path, names: list[str], max_file_mb: float) -> None
 @dataclass
 class Attempt:
     remedy: str
-    status: str
-    """ok, drift (loads, wrong ids), load-error, encode-error, timeout, not-checked (loads, no ground
-    truth) or skipped."""
+    status: AttemptStatus
+    """ok, drift (loads, wrong ids), load-error, encode-error, timeout, crashed (its process died
+    before it reported), not-checked (loads, no ground truth) or skipped."""
     detail: str | None = None
     tokenizer_class: str | None = None
     parity: Parity | None = None
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     remote_files: list[str] = field(default_factory=list)
+    stdout: str | None = None
+    """The last 4 KB the attempt's process wrote to stdout (None: nothing)."""
+    stderr: str | None = None
+    undecided: bool = False
+    """The judge's own limit (time, memory) or failure stopped it: says nothing about the remedy."""
+
+    def __post_init__(self) -> None:
+        self.status = AttemptStatus(self.status)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -136,7 +159,23 @@ class Attempt:
             "warnings": self.warnings,
             "seconds": round(self.seconds, 3),
             "remote_files": self.remote_files,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Attempt:
+        parity = data.get("parity")
+        return cls(
+            remedy=str(data["remedy"]),
+            status=AttemptStatus(data["status"]),
+            detail=data.get("detail"),
+            tokenizer_class=data.get("tokenizer_class"),
+            parity=Parity(**parity) if isinstance(parity, dict) else None,
+            warnings=[str(w) for w in data.get("warnings") or []],
+            seconds=float(data.get("seconds") or 0.0),
+            undecided=bool(data.get("undecided")),
+        )
 
 
 @dataclass
@@ -150,6 +189,8 @@ class Judgement:
     truth_source: str | None
     recorded: Path | None = None
     tokenizer: Any = field(default=None, repr=False)
+    loaders: list[LoaderResult] = field(default_factory=list)
+    """Each declared client loader, judged beside the verdict (never a rung)."""
 
     @property
     def model_type(self) -> str | None:
@@ -173,7 +214,24 @@ class Judgement:
             "probe_texts": self.texts,
             "ground_truth": self.truth_source,
             "remote_files_ran": self.remote_files_ran,
+            **({"loaders": [result.to_json() for result in self.loaders]} if self.loaders else {}),
         }
+
+
+@dataclass
+class LoaderResult:
+    """A client loader's attempt on one checkpoint: information beside the verdict, not a remedy."""
+
+    loader: ClientLoader
+    attempt: Attempt
+    differing: int | None = None
+    """How many probe texts it encodes differently from the ground truth (drift only)."""
+    compared: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        record = self.attempt.to_json()
+        del record["remedy"], record["remote_files"]
+        return {**self.loader.to_json(), **record, "differing": self.differing, "compared": self.compared}
 
 
 class _Collect(logging.Handler):
@@ -203,9 +261,15 @@ def _transformers_warnings() -> Iterator[list[str]]:
 
 
 def transformers_version() -> str:
-    import transformers
+    """The installed transformers, from its metadata: the caller's process need not import it."""
+    from importlib import metadata
 
-    return str(transformers.__version__)
+    try:
+        return metadata.version("transformers")
+    except metadata.PackageNotFoundError:
+        import transformers
+
+        return str(transformers.__version__)
 
 
 def load_with(folder: Path, remedy: str, alias: Alias | None = None) -> Any:
@@ -246,6 +310,283 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0][:400] if text else ''}"
 
 
+# ---- one attempt, in its child process -----------------------------------------------------------
+
+
+@dataclass
+class Job:
+    """Everything a child needs for one attempt; what earlier children found is passed on, not redone."""
+
+    folder: str
+    remedy: str | None
+    """None: only read the checkpoint (static view, probe texts, ground truth)."""
+    alias: Alias | None
+    registry: dict[str, Alias]
+    extra_texts: list[str]
+    golden_path: str | None
+    record: bool
+    view: dict[str, Any] | None
+    texts: list[str] | None
+    truth: dict[str, Any] | None
+    truth_error: str | None
+    environ: dict[str, str]
+    cwd: str
+    sys_path: list[str]
+    max_memory_mb: float | None
+    loader: ClientLoader | None = None
+    """A client's own loader to call instead of a remedy (``remedy`` is then None)."""
+
+
+def call_client_loader(folder: Path, loader: ClientLoader) -> Any:
+    """Call the client's loader as the client does, and reach the tokenizer inside what it returns."""
+    import importlib
+
+    target: Any = importlib.import_module(loader.module)
+    for part in loader.callable.split("."):
+        target = getattr(target, part)
+    loaded = target(str(folder), **loader.kwargs)
+    for part in loader.attr.split(".") if loader.attr else ():
+        loaded = getattr(loaded, part)
+    if not callable(getattr(loaded, "encode", None)):
+        raise TypeError(
+            f"{loader.call}{':' + loader.attr if loader.attr else ''} returned a {type(loaded).__name__}, "
+            "which has no encode(); give the attribute path to the tokenizer (MODULE:CALLABLE:ATTR)"
+        )
+    return loaded
+
+
+def _count_differing(tokenizer: Any, truth: Truth, texts: list[str]) -> tuple[int, int]:
+    """How many of the texts with a ground truth the tokenizer encodes differently, of how many."""
+    compared = [text for text in texts if text in truth.ids]
+    differing = sum(
+        1 for text in compared if list(tokenizer.encode(text, add_special_tokens=False)) != truth.ids[text]
+    )
+    return differing, len(compared)
+
+
+def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) -> None:
+    """Read the checkpoint if no earlier child did, then load with ``job.remedy`` and check parity.
+
+    ``contain`` (in a child) turns every BaseException of the attempt (SystemExit, a Rust panic,
+    KeyboardInterrupt raised by remote code) into the attempt's result; in-process, an interrupt
+    still interrupts.
+    """
+    folder = Path(job.folder)
+    try:
+        view = static_view(folder, job.registry) if job.view is None else _view_from(job.view)
+        if job.view is None:
+            emit({"kind": "view", "view": asdict(view)})
+        if job.texts is None:
+            texts, truth, truth_error = _read_truth(folder, job, emit)
+        else:
+            texts, truth, truth_error = job.texts, _truth_from(job.truth), job.truth_error
+    except CheckpointError as error:
+        emit({"kind": "checkpoint-error", "message": str(error)})
+        return
+    if job.remedy is None and job.loader is None:
+        return
+    emit({"kind": "phase", "phase": "load"})
+    attempt = Attempt(job.remedy or f"loader:{job.loader.name if job.loader else ''}", LOAD_ERROR)
+    started = time.perf_counter()
+    caught: tuple[type[BaseException], ...] = (BaseException,) if contain else (Exception,)
+    with _transformers_warnings() as messages:
+        try:
+            if job.loader is not None:
+                loaded = call_client_loader(folder, job.loader)
+            else:
+                loaded = load_with(folder, job.remedy or "native", job.alias)
+        except caught as error:  # any failure to load is this attempt's result
+            if isinstance(error, LoadTimeout):  # in-process only: the caller's time limit
+                raise
+            attempt.detail, loaded = _memory_hint(error, job), None
+            attempt.undecided = isinstance(error, MemoryError)
+        if loaded is not None:
+            attempt.tokenizer_class = type(loaded).__name__
+            emit({"kind": "phase", "phase": "encode"})
+            try:
+                if truth is None and truth_error:
+                    _encode_all(loaded, texts)  # no truth to compare with: does it encode at all?
+                    attempt.parity = Parity(NOT_CHECKED, reason=truth_error)
+                else:
+                    attempt.parity = check_parity(loaded, truth, texts)
+            except caught as error:  # a tokenizer that loads but cannot encode is no remedy
+                if isinstance(error, LoadTimeout):
+                    raise
+                attempt.status, attempt.detail = ENCODE_ERROR, _memory_hint(error, job)
+                attempt.undecided = isinstance(error, MemoryError)
+            else:
+                statuses = {MATCH: OK, NOT_CHECKED: AttemptStatus.NOT_CHECKED}
+                attempt.status = statuses.get(attempt.parity.status, DRIFT)
+                if attempt.status == DRIFT:
+                    attempt.detail = attempt.parity.describe()
+                    if job.loader is not None and truth is not None:
+                        with contextlib.suppress(Exception):  # the count is extra detail, never the result
+                            differing, compared = _count_differing(loaded, truth, texts)
+                            emit({"kind": "differing", "differing": differing, "compared": compared})
+    attempt.seconds = time.perf_counter() - started
+    attempt.warnings = list(messages)
+    emit({"kind": "attempt", "attempt": {**attempt.to_json(), "undecided": attempt.undecided}})
+
+
+def _memory_hint(error: BaseException, job: Job) -> str:
+    text = _error_text(error)
+    if isinstance(error, MemoryError) and job.max_memory_mb:
+        text += (
+            f" (the attempt ran out of its {job.max_memory_mb:g} MB memory cap: raise TOKCOMPAT_MAX_MEMORY_MB "
+            "if the tokenizer is genuine)"
+        )
+    return text
+
+
+def _encode_all(tokenizer: Any, texts: list[str]) -> None:
+    for text in texts:
+        tokenizer.encode(text, add_special_tokens=False)
+
+
+def _read_truth(
+    folder: Path, job: Job, emit: Callable[[dict[str, Any]], None]
+) -> tuple[list[str], Truth | None, str | None]:
+    """The probe texts and their ground truth, recording missing golden ids where asked."""
+    from pytest_tokcompat.judge import golden
+
+    truth_error: str | None = None
+    try:
+        reference = reference_tokenizer(folder)
+    except CheckpointError:
+        raise
+    except BaseException as error:  # a Rust panic while parsing is a BaseException
+        reference, truth_error = None, _unreadable(folder, error)
+    texts = probe_texts(job.extra_texts, special_tokens(folder, reference))
+    truth: Truth | None = None
+    recorded: dict[str, Any] | None = None
+    if truth_error is None:
+        golden_path = Path(job.golden_path) if job.golden_path else None
+        try:
+            truth = ground_truth(folder, texts, golden_path, reference)
+        except CheckpointError:
+            raise
+        except BaseException as error:
+            truth_error = _unreadable(folder, error)
+        if truth_error is None and reference is None and job.record:
+            missing = texts if truth is None else truth.missing
+            found = golden.independent_ids(folder, missing) if missing else None
+            if isinstance(found, str):
+                truth = truth or Truth("golden ids", {}, {}, list(texts))
+                truth.missing_reason = found
+            elif found is not None:
+                recorded = found.to_json()
+                truth = golden.with_recorded(truth, texts, found, golden_path)
+    emit(
+        {
+            "kind": "truth",
+            "texts": texts,
+            "truth": asdict(truth) if truth is not None else None,
+            "truth_error": truth_error,
+            "recorded": recorded,
+        }
+    )
+    return texts, truth, truth_error
+
+
+def _unreadable(folder: Path, error: BaseException) -> str:
+    return (
+        f"the ground truth could not be computed: the tokenizers library fails on {folder / 'tokenizer.json'} "
+        f"({_error_text(error)}); the checkpoint cannot be judged until the file is fixed"
+    )
+
+
+def _view_from(data: dict[str, Any]) -> StaticView:
+    return StaticView(**{k: v for k, v in data.items() if k in StaticView.__dataclass_fields__})
+
+
+def _truth_from(data: dict[str, Any] | None) -> Truth | None:
+    if data is None:
+        return None
+    return Truth(**{k: v for k, v in data.items() if k in Truth.__dataclass_fields__})
+
+
+# ---- the ladder, in the caller's process ---------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    """What the children found out about the checkpoint, handed on to the next child."""
+
+    view: StaticView | None = None
+    texts: list[str] | None = None
+    truth: Truth | None = None
+    truth_error: str | None = None
+    recorded: dict[str, Any] | None = None
+
+
+def _job(folder: Path, remedy: str | None, alias: Alias | None, found: _Found, **given: Any) -> Job:
+    import os
+    import sys
+
+    from pytest_tokcompat.judge.child import max_memory_mb
+
+    limits: Limits = given.pop("limits")
+    memory = max_memory_mb() if limits.max_memory_mb is None else (limits.max_memory_mb or None)
+    return Job(
+        folder=str(folder),
+        remedy=remedy,
+        alias=alias,
+        view=asdict(found.view) if found.view is not None else None,
+        texts=found.texts,
+        truth=asdict(found.truth) if found.truth is not None else None,
+        truth_error=found.truth_error,
+        environ=dict(os.environ),
+        cwd=os.getcwd(),
+        sys_path=[str(p) for p in sys.path],
+        max_memory_mb=memory,
+        **given,
+    )
+
+
+def _absorb(run: Any, remedy: str, found: _Found, timeout: float | None) -> Attempt:
+    """Take what a child said: the checkpoint's view and truth, and this attempt (or why it has none)."""
+    attempt: Attempt | None = None
+    failure: str | None = None
+    for message in run.messages:
+        kind = message.get("kind")
+        if kind == "view":
+            found.view = _view_from(message["view"])
+        elif kind == "truth":
+            found.texts = [str(t) for t in message["texts"]]
+            found.truth = _truth_from(message.get("truth"))
+            found.truth_error = message.get("truth_error")
+            found.recorded = message.get("recorded") or found.recorded
+        elif kind == "checkpoint-error":
+            raise CheckpointError(str(message.get("message")))
+        elif kind == "attempt":
+            attempt = Attempt.from_json(message["attempt"])
+        elif kind == "error":
+            failure = str(message.get("detail"))
+    if attempt is None:
+        attempt = _unreported(run, remedy, failure, timeout)
+    attempt.stdout, attempt.stderr = run.stdout or None, run.stderr or None
+    return attempt
+
+
+def _unreported(run: Any, remedy: str, failure: str | None, timeout: float | None) -> Attempt:
+    """The attempt of a child that never reported one: stopped at the time limit, died, or failed us."""
+    if run.timed_out:
+        what = {
+            "load": "the load",
+            "encode": "encoding the probe texts",
+        }.get(run.phase, "reading the checkpoint and its ground truth")
+        detail = f"{what} took longer than {timeout:g} s (--tokcompat-load-timeout); the process was killed"
+        return Attempt(remedy, TIMEOUT, detail, undecided=True)
+    if failure is not None:
+        return Attempt(remedy, CRASHED, failure, undecided=True)
+    detail = f"the attempt's process {run.ended or 'ended'} before it reported"
+    if run.last_stderr_line():
+        detail += f" (last stderr line: {run.last_stderr_line()})"
+    if run.phase == "prepare":
+        detail += " while reading the checkpoint"
+    return Attempt(remedy, CRASHED, detail, undecided=run.phase == "prepare")
+
+
 def judge(
     folder: Path,
     *,
@@ -256,88 +597,166 @@ def judge(
     record_as: str | None = None,
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    loaders: tuple[ClientLoader, ...] | list[ClientLoader] = (),
 ) -> Judgement:
     """Run the ladder on one checkpoint folder under the installed transformers.
 
-    ``record_as`` (a case id) writes golden ids from the first tokenizer that loads,
-    where the checkpoint has no tokenizer.json; ``keep_tokenizer`` keeps the
-    verdict's tokenizer on the judgement for fixtures and ``load_tokenizer()``.
+    Each attempt runs in a child process. ``record_as`` (a case id) records golden ids that are
+    missing, from an independent implementation of the checkpoint's own format, where the checkpoint
+    has no tokenizer.json; ``keep_tokenizer`` loads the verdict's remedy once more, in this process,
+    after the judgement, for fixtures and ``load_tokenizer()``. Each of ``loaders`` (a client's own
+    loader) is then called in a child process of its own and checked against the same truth: its
+    result is recorded beside the verdict and never changes it. Raises CheckpointError where the
+    checkpoint's files cannot be read.
     """
-    view = static_view(folder, registry)
-    from pytest_tokcompat.matrix.aliases import find_alias
+    from pytest_tokcompat.judge import child, golden
+    from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
 
-    alias = find_alias(view.model_type, registry)
-    check_file_sizes(folder, view.tokenizer_files, limits.max_file_mb)
-    reference = reference_tokenizer(folder)
-    texts = probe_texts(extra_texts, special_tokens(folder, reference))
-    truth: Truth | None = ground_truth(folder, texts, golden_path, reference)
-    recording = record_as is not None and reference is None and golden_path is not None
+    if keep_tokenizer:
+        _import_in_background()
+    registry = dict(REGISTRY if registry is None else registry)
+    check_file_sizes(
+        folder, [name for name in TOKENIZER_FILES if (folder / name).is_file()], limits.max_file_mb
+    )
+    refusal = golden.write_refusal(golden_path) if record_as is not None and golden_path is not None else None
+    record = record_as is not None and golden_path is not None and refusal is None
+    found = _Found()
     attempts: list[Attempt] = []
-    verdict, chosen, tokenizer, recorded = BROKEN, None, None, None
+    stop: str | None = None
+    given = {
+        "registry": registry,
+        "extra_texts": list(extra_texts),
+        "golden_path": str(golden_path) if golden_path else None,
+        "record": record,
+        "limits": limits,
+    }
     for remedy in REMEDIES:
-        reason = _skip_reason(remedy, view, trust_remote_code, alias)
-        if reason:
-            attempts.append(Attempt(remedy, "skipped", reason))
+        if stop is not None:
+            attempts.append(Attempt(remedy, SKIPPED, f"not tried: {stop}"))
             continue
-        attempt = Attempt(remedy, "load-error")
-        if remedy == "auto_map":
-            attempt.remote_files = list(view.remote_code_files)
-        started = time.perf_counter()
-        with isolated_transformers(), _transformers_warnings() as messages:
-            try:
-                with time_limit(limits.load_timeout):
-                    loaded = load_with(folder, remedy, alias)
-            except LoadTimeout as error:
-                attempt.status, attempt.detail, loaded = "timeout", str(error), None
-            except Exception as error:  # any failure to load is this attempt's result
-                attempt.detail = _error_text(error)
-                loaded = None
-            if loaded is not None:
-                attempt.tokenizer_class = type(loaded).__name__
-                if recording and golden_path is not None and record_as is not None:
-                    ids = {t: list(loaded.encode(t, add_special_tokens=False)) for t in texts}
-                    decoded = {t: loaded.decode(ids[t], skip_special_tokens=False) for t in texts}
-                    write_golden(
-                        golden_path,
-                        record_as,
-                        ids,
-                        decoded,
-                        f"recorded with remedy {remedy} on "
-                        f"transformers {transformers_version()} ({type(loaded).__name__})",
-                    )
-                    recorded, recording = golden_path, False
-                    truth = ground_truth(folder, texts, golden_path, reference)
-                try:
-                    with time_limit(limits.load_timeout):
-                        attempt.parity = check_parity(loaded, truth, texts)
-                except Exception as error:  # a tokenizer that loads but cannot encode is no remedy
-                    attempt.status, attempt.detail = "encode-error", _error_text(error)
-                    loaded = None
-                else:
-                    statuses = {MATCH: "ok", NOT_CHECKED: "not-checked"}
-                    attempt.status = statuses.get(attempt.parity.status, "drift")
-                    if attempt.status == "drift":
-                        attempt.detail = attempt.parity.describe()
-        attempt.seconds = time.perf_counter() - started
-        attempt.warnings = list(messages)
+        alias = find_alias(found.view.model_type, registry) if found.view is not None else None
+        reason = _skip_reason(remedy, found.view, trust_remote_code, alias) if found.view else None
+        if reason:
+            attempts.append(Attempt(remedy, SKIPPED, reason))
+            continue
+        run = child.run(_job(folder, remedy, alias, found, **given), limits.load_timeout)
+        attempt = _absorb(run, remedy, found, limits.load_timeout)
+        if remedy == "auto_map" and found.view is not None:
+            attempt.remote_files = list(found.view.remote_code_files)
         attempts.append(attempt)
-        if attempt.status in ("ok", "not-checked"):
-            verdict = remedy if attempt.status == "ok" else UNCHECKED
-            chosen, tokenizer = attempt, loaded if keep_tokenizer else None
+        if found.view is None or found.texts is None:
+            stop = f"the checkpoint could not be read ({attempt.detail})"
+        if attempt.status in (OK, AttemptStatus.NOT_CHECKED):
             break
-    if chosen is not None and chosen.parity is not None:
-        parity = chosen.parity
-    else:
-        tried = [a.parity for a in attempts if a.parity is not None]
-        parity = tried[0] if tried else Parity(NOT_CHECKED, reason="no remedy loaded the tokenizer")
-    return Judgement(
-        transformers_version=transformers_version(),
-        static=view,
+    recorded = _write_recorded(found, record_as, golden_path) if record else None
+    verdict, parity = _verdict(attempts, found, refusal)
+    judgement = Judgement(
+        transformers_version=child.server_version() or transformers_version(),
+        static=found.view or _unread_view(),
         verdict=verdict,
         parity=parity,
         attempts=attempts,
-        texts=len(texts),
-        truth_source=truth.source if truth else None,
+        texts=len(found.texts or []),
+        truth_source=found.truth.source if found.truth else None,
         recorded=recorded,
-        tokenizer=tokenizer,
     )
+    judgement.loaders = [_judge_loader(folder, loader, found, given, limits, stop) for loader in loaders]
+    if keep_tokenizer and verdict in (*REMEDIES, UNCHECKED):
+        judgement.tokenizer = _load_here(folder, judgement, registry, found)
+    return judgement
+
+
+def _judge_loader(
+    folder: Path, loader: ClientLoader, found: _Found, given: dict[str, Any], limits: Limits, stop: str | None
+) -> LoaderResult:
+    """One client loader in its own child, against the ground truth the ladder's children read."""
+    from pytest_tokcompat.judge import child
+
+    name = f"loader:{loader.name}"
+    if found.view is None or found.texts is None:
+        return LoaderResult(loader, Attempt(name, AttemptStatus.NOT_CHECKED, f"not tried: {stop}"))
+    run = child.run(_job(folder, None, None, found, loader=loader, **given), limits.load_timeout)
+    attempt = _absorb(run, name, found, limits.load_timeout)
+    counts = next((m for m in run.messages if m.get("kind") == "differing"), {})
+    return LoaderResult(loader, attempt, counts.get("differing"), counts.get("compared"))
+
+
+def _verdict(attempts: list[Attempt], found: _Found, refusal: str | None) -> tuple[str, Parity]:
+    """The least remedy that works, provided nothing before it was left undecided by the judge's limits."""
+    chosen = next((a for a in attempts if a.status in (OK, AttemptStatus.NOT_CHECKED)), None)
+    before = attempts[: attempts.index(chosen)] if chosen is not None else attempts
+    undecided = [a for a in before if a.undecided]
+    if found.truth_error is not None:
+        return UNCHECKED, Parity(NOT_CHECKED, reason=found.truth_error)
+    missing = found.truth is None or bool(found.truth.missing)
+    not_recorded = refusal or (found.truth.missing_reason if found.truth is not None else None)
+    if not_recorded and missing:  # asked to record, and could not: nothing to check against
+        return UNCHECKED, Parity(NOT_CHECKED, reason=not_recorded)
+    if undecided:
+        first = undecided[0]
+        reason = f"the {first.remedy} attempt could not be judged: {first.detail}"
+        return UNCHECKED, Parity(NOT_CHECKED, reason=reason)
+    if chosen is not None and chosen.parity is not None:
+        if chosen.status == OK:
+            return chosen.remedy, chosen.parity
+        reason = f"the tokenizer loads ({chosen.remedy}) but its ids were not checked: {chosen.parity.reason}"
+        reason += f"; {refusal}" if refusal else ""
+        return UNCHECKED, Parity(NOT_CHECKED, chosen.parity.checked, chosen.parity.source, reason=reason)
+    tried = [a.parity for a in attempts if a.parity is not None]
+    return BROKEN, tried[0] if tried else Parity(NOT_CHECKED, reason="no remedy loaded the tokenizer")
+
+
+def _write_recorded(found: _Found, record_as: str | None, golden_path: Path | None) -> Path | None:
+    """Write the golden ids a child recorded: only those that were missing, never over existing ones."""
+    from pytest_tokcompat.judge import golden
+
+    if not found.recorded or record_as is None or golden_path is None:
+        return None
+    added = golden.merge_golden(golden_path, record_as, golden.Recording.from_json(found.recorded))
+    return golden_path if added else None
+
+
+def _unread_view() -> StaticView:
+    return StaticView(None, False, False, None, None, None)
+
+
+_IMPORTER: threading.Thread | None = None
+
+
+def _import_in_background() -> None:
+    """Import transformers here while the children judge: the caller's own load needs it next."""
+    global _IMPORTER
+    if _IMPORTER is None:
+
+        def work() -> None:
+            with contextlib.suppress(Exception):  # the load itself reports it
+                from transformers import AutoTokenizer  # noqa: F401
+
+        _IMPORTER = threading.Thread(target=work, name="tokcompat-import", daemon=True)
+        _IMPORTER.start()
+
+
+def _load_here(folder: Path, judgement: Judgement, registry: dict[str, Alias], found: _Found) -> Any | None:
+    """The verdict's remedy loaded in the caller's process, checked against the same truth once more."""
+    from pytest_tokcompat.matrix.aliases import find_alias
+
+    if _IMPORTER is not None:
+        _IMPORTER.join()
+    chosen = next((a for a in judgement.attempts if a.status in (OK, AttemptStatus.NOT_CHECKED)), None)
+    if chosen is None or found.texts is None:
+        return None
+    with isolated_transformers():
+        try:
+            tokenizer = load_with(folder, chosen.remedy, find_alias(judgement.model_type, registry))
+            parity = check_parity(tokenizer, found.truth, found.texts) if found.truth else None
+        except Exception as error:
+            judgement.parity = Parity(
+                NOT_CHECKED, reason=f"loads in a child process but not in this one: {_error_text(error)}"
+            )
+            return None
+    if parity is not None and chosen.parity is not None and parity.status != chosen.parity.status:
+        judgement.parity = Parity(
+            NOT_CHECKED, reason=f"in this process the {chosen.remedy} remedy gives: {parity.describe()}"
+        )
+        return None
+    return tokenizer

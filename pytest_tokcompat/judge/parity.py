@@ -22,6 +22,8 @@ class Truth:
     ids: dict[str, list[int]]
     decoded: dict[str, str]
     missing: list[str] = field(default_factory=list)
+    missing_reason: str | None = None
+    """Why the missing texts have no golden ids (default: they were never recorded)."""
 
 
 @dataclass
@@ -90,19 +92,39 @@ def _parse_reference(path: Path) -> Any:
 
 def read_golden(path: Path) -> tuple[dict[str, list[int]], dict[str, str]]:
     """Golden ids by text, and the text each decodes back to (the text itself unless recorded)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    from pytest_tokcompat.errors import CheckpointError
+
+    fix = "fix the file or delete it and record it again (tokcompat golden --replace CASE)"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise CheckpointError(f"{path}: golden ids that cannot be read ({str(error)[:200]}); {fix}") from None
     ids = data.get("ids") if isinstance(data, dict) else None
-    if not isinstance(ids, dict):
-        raise ValueError(f"{path}: expected an object with an 'ids' map of text to id list")
+    if not isinstance(ids, dict) or not all(
+        isinstance(v, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
+        for v in ids.values()
+    ):
+        raise CheckpointError(f"{path}: expected an object with an 'ids' map of text to a list of ids; {fix}")
     decoded = data.get("decoded") if isinstance(data.get("decoded"), dict) else {}
     return {str(t): list(v) for t, v in ids.items()}, {str(t): str(decoded.get(t, t)) for t in ids}
 
 
 def write_golden(
-    path: Path, case_id: str, ids: dict[str, list[int]], decoded: dict[str, str], source: str
+    path: Path,
+    case_id: str,
+    ids: dict[str, list[int]],
+    decoded: dict[str, str],
+    source: str,
+    implementation: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> None:
+    """Write a whole golden file atomically; ``implementation`` names what computed the ids, and its version."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = {"case": case_id, "source": source, "ids": ids, "decoded": decoded}
+    document: dict[str, Any] = {"case": case_id, "source": source}
+    if implementation is not None:
+        document["implementation"] = implementation
+    document.update(extra or {})
+    document.update({"ids": ids, "decoded": decoded})
     temporary = path.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     temporary.replace(path)
@@ -149,6 +171,6 @@ def check_parity(tokenizer: Any, truth: Truth | None, texts: list[str]) -> Parit
             checked,
             truth.source,
             reason=f"{len(truth.missing)} probe texts have no golden ids (first: {truth.missing[0]!r}); "
-            "run with --tokcompat-record",
+            + (truth.missing_reason or "run with --tokcompat-record"),
         )
     return Parity(MATCH, checked, truth.source)

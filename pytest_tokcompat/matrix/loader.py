@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from pytest_tokcompat.errors import MatrixError
+from pytest_tokcompat.matrix.clients import ClientLoader, split_call
 from pytest_tokcompat.matrix.versions import VersionRange, matching_ranges, overlapping_pairs, parse_range
 from pytest_tokcompat.model import Outcome
 
@@ -33,7 +34,8 @@ CASE_KEYS = {
     "served_names": "names the model is served under (--served-model-name)",
     "note": "free text shown in the report",
 }
-TOP_KEYS = {"version", "cases", "golden_dir"}
+TOP_KEYS = {"version", "cases", "golden_dir", "floor", "loaders"}
+LOADER_KEYS = {"name", "call", "attr", "kwargs"}
 # A case id, matched whole. Python's `$` also matches before a trailing newline, so "qwen\n" would pass
 # without the lookahead; the same text is the JSON Schema's pattern, which must also mean this in ECMA-262
 # (where `\Z` does not exist).
@@ -128,6 +130,8 @@ class Case:
 class Matrix:
     path: Path
     cases: list[Case] = field(default_factory=list)
+    loaders: list[ClientLoader] = field(default_factory=list)
+    """The clients' own loaders (``loaders:``), judged on every case beside the verdict."""
 
     def __iter__(self) -> Iterator[Case]:
         return iter(self.cases)
@@ -369,6 +373,7 @@ def parse_matrix(text: str, path: Path) -> Matrix:
     except RecursionError:
         reader.problem(root, None, "the YAML is nested too deeply", "flatten the matrix")
         cases = []
+    loaders = read_loaders(reader, root) if isinstance(root, yaml.MappingNode) else []
     if reader.problems:
         # dict.fromkeys: a node reached twice through an alias is reported once.
         problems = sorted(dict.fromkeys(reader.problems), key=lambda p: p.line)
@@ -379,7 +384,64 @@ def parse_matrix(text: str, path: Path) -> Matrix:
             )
             problems = [*problems[:MAX_PROBLEMS], last]
         raise MatrixError(problems)
-    return Matrix(path, cases)
+    return Matrix(path, cases, loaders)
+
+
+def read_loaders(reader: _Reader, root: yaml.MappingNode) -> list[ClientLoader]:
+    """The matrix's ``loaders:`` list: ``{name, call: "module:callable", attr, kwargs}`` each."""
+    keys = _key_nodes(root)
+    if "loaders" not in keys:
+        return []
+    node = keys["loaders"][1]
+    if not isinstance(node, yaml.SequenceNode):
+        reader.problem(
+            node, None, "'loaders' must be a list", "write each as '- {name: x, call: \"mod:fn\"}'"
+        )
+        return []
+    loaders: list[ClientLoader] = []
+    for entry in node.value:
+        data = reader.plain(entry, None)
+        if not isinstance(data, dict):
+            reader.problem(entry, None, "a loader must be a mapping", "write '- {name: x, call: \"mod:fn\"}'")
+            continue
+        name = data.get("name")
+        where = f"loader {name!r}" if isinstance(name, str) else "a loader"
+        unknown = sorted(str(k) for k in data if k not in LOADER_KEYS)
+        if unknown:
+            reader.problem(entry, None, f"{where}: unknown key(s) {unknown}", f"use {sorted(LOADER_KEYS)}")
+        if not isinstance(name, str) or not ID_PATTERN.match(name):
+            reader.problem(entry, None, f"{where}: 'name' must be a plain name", "write e.g. 'name: aiperf'")
+            continue
+        call, attr, kwargs = data.get("call"), data.get("attr") or "", data.get("kwargs") or {}
+        parts = split_call(call) if isinstance(call, str) else None
+        if parts is None or parts[2]:
+            reader.problem(
+                entry,
+                None,
+                f"{where}: 'call' must be \"module:callable\", not {call!r}",
+                "quote it as module:callable",
+            )
+            continue
+        if not isinstance(attr, str) or (attr and split_call(f"m:f:{attr}") is None):
+            reader.problem(
+                entry, None, f"{where}: 'attr' must be a dotted attribute path", "e.g. 'attr: tokenizer'"
+            )
+            continue
+        if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
+            reader.problem(
+                entry,
+                None,
+                f"{where}: 'kwargs' must be a mapping of names",
+                "e.g. 'kwargs: {use_fast: true}'",
+            )
+            continue
+        if any(loader.name == name for loader in loaders):
+            reader.problem(
+                entry, None, f"{where}: a second loader of that name", "give each loader its own name"
+            )
+            continue
+        loaders.append(ClientLoader(name, parts[0], parts[1], attr, dict(kwargs)))
+    return loaders
 
 
 def _read_root(reader: _Reader, root: yaml.Node) -> list[Case]:
@@ -405,6 +467,13 @@ def _read_root(reader: _Reader, root: yaml.Node) -> list[Case]:
             None,
             f"matrix version {top['version']!r} is not supported",
             "set 'version: 1'",
+        )
+    if "floor" in top and not _is_version(top["floor"]):
+        reader.problem(
+            keys["floor"][1],
+            None,
+            f"'floor' must be a transformers version such as \"4.57\", not {top['floor']!r}",
+            "quote the oldest release the grid should cover",
         )
     golden_dir = top.get("golden_dir", "golden")
     if not isinstance(golden_dir, str):
@@ -440,6 +509,18 @@ def _read_root(reader: _Reader, root: yaml.Node) -> list[Case]:
         seen[case.id] = case.line
         cases.append(case)
     return cases
+
+
+def _is_version(value: Any) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    if not isinstance(value, str):
+        return False
+    try:
+        Version(value)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -> Case | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_tokcompat.contract import alias_record
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
 from pytest_tokcompat.matrix.aliases import REGISTRY, Alias
 from pytest_tokcompat.matrix.loader import Case
@@ -58,7 +59,9 @@ class CaseItem(_TokcompatItem):
 
     def runtest(self) -> None:
         run = self.run
-        outcome = run_case(self.case, record=run.record, limits=run.limits, cache=run.judges)
+        outcome = run_case(
+            self.case, record=run.record, limits=run.limits, loaders=run.loaders, cache=run.judges
+        )
         self._record(outcome.to_json())
         if outcome.status == NOT_CHECKED:
             if run.require_hub:
@@ -82,16 +85,15 @@ class AliasItem(_TokcompatItem):
         run = self.run
         outcome = run_alias(self.alias, run.matrix.cases, limits=run.limits, cache=run.judges)
         self._record(
-            {
-                "kind": "alias",
-                "id": f"alias:{self.alias.model_type}",
-                "status": outcome.status,
-                "verdict": outcome.state,
-                "message": outcome.message,
-                "alias": self.alias.to_json(),
-                "cases": outcome.case_ids,
-                "alarms": [a.to_json() for a in outcome.alarms],
-            }
+            alias_record(
+                self.alias.model_type,
+                outcome.status,
+                outcome.state,
+                outcome.message,
+                alias=self.alias.to_json(),
+                cases=outcome.case_ids,
+                alarms=[a.to_json() for a in outcome.alarms],
+            )
         )
         if outcome.status == NOT_CHECKED:
             pytest.skip(f"not checked: {outcome.message}")

@@ -82,7 +82,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         default=None,
         help="write the JSON report of the run: PATH ending in .json is that file, any other PATH a folder "
-        "that gets transformers-<version>.json; a run of part of the matrix writes <name>.partial.json",
+        "that gets transformers-<version>.json; a finished whole run is never replaced by a partial or "
+        "interrupted one (that is written beside it as <name>.run-N.json)",
     )
     group.addoption(
         "--tokcompat-require-hub",
@@ -104,7 +105,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=DEFAULT_MAX_FILE_MB,
         help="refuse tokenizer files larger than this (default: %(default)g)",
     )
+    group.addoption(
+        "--tokcompat-loader",
+        metavar="[NAME=]MODULE:CALLABLE[:ATTR]",
+        action="append",
+        default=[],
+        help="also judge a client's own loader, called as CALLABLE(checkpoint_path) (repeatable); "
+        "ATTR reaches the tokenizer inside a wrapper it returns",
+    )
     parser.addini("tokcompat_matrix", "the matrix YAML used by --tokcompat", default="")
+    parser.addini(
+        "tokcompat_loaders",
+        "client loaders judged beside the verdict, one [NAME=]MODULE:CALLABLE[:ATTR] a line",
+        type="linelist",
+        default=[],
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -4,22 +4,28 @@ Registered only in the process that owns the session (never on an xdist worker),
 as pytest's junitxml does, so the report is written once. The report path is
 checked before any test runs. A run that selects part of the matrix (-k, -m,
 --deselect, node ids, --collect-only, -x stopping it) says so in the report
-(``selection.partial``) and writes ``<name>.partial.json``, never over the report
-of a whole run.
+(``selection.partial``). The document is built by ``contract.report_document`` and
+written by ``contract.write_report``, whose rule decides the file: a partial or
+incomplete report never replaces a complete one (it goes beside it as
+``<name>.run-N.json``), and two runs at once never lose each other's report.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_tokcompat.contract import build_report, library_versions, write_json_atomic
-from pytest_tokcompat.model import NOT_CHECKED
+from pytest_tokcompat.contract import (
+    library_versions,
+    not_checked_record,
+    report_document,
+    utc_timestamp,
+    write_report,
+)
 from pytest_tokcompat.pytest_plugin.plugin import REPORT_ATTRIBUTE
 from pytest_tokcompat.pytest_plugin.session import TokcompatRun
 
@@ -28,15 +34,7 @@ PATH_RULE = (
 )
 
 
-@dataclass(frozen=True)
-class ReportTarget:
-    """Where the report of a whole run goes, and where the report of a partial run goes."""
-
-    complete: Path
-    partial: Path
-
-
-def report_target(config: pytest.Config) -> ReportTarget | None:
+def report_target(config: pytest.Config) -> Path | None:
     """--tokcompat-report, checked now: an unwritable path is a usage error before any test runs."""
     given = config.getoption("tokcompat_report")
     if not given:
@@ -66,7 +64,7 @@ def report_target(config: pytest.Config) -> ReportTarget | None:
         os.unlink(probe)
     except OSError as error:
         raise refuse(f"the folder {folder} is not writable ({error.strerror or error})") from None
-    return ReportTarget(file, file.with_name(file.name[: -len(".json")] + ".partial.json"))
+    return file
 
 
 def _selection_options(config: pytest.Config) -> str:
@@ -100,16 +98,18 @@ def _stop_reason(session: pytest.Session) -> str | None:
 class TokcompatReporter:
     """Records by id from ``report.tokcompat``; the report file and the terminal summary at the end."""
 
-    def __init__(self, run: TokcompatRun, target: ReportTarget | None) -> None:
+    def __init__(self, run: TokcompatRun, target: Path | None) -> None:
         self.run = run
         self.target = target
+        self.started_at = utc_timestamp()
+        """Lets ``write_report`` tell a run that overlapped this one from an earlier one."""
         self.records: dict[str, dict[str, Any]] = {}
         self.selected: set[str] | None = None
         """Matrix items collected and not deselected; None until collection says (or if it never does)."""
         self.lost: dict[str, str] = {}
         """Items that reported a failure without a record (a worker that died running them): why."""
         self.written: Path | None = None
-        self.selection: dict[str, Any] = {"partial": False, "reason": None}
+        self.selection: dict[str, Any] = {"partial": False}
 
     # --- what was selected -------------------------------------------------------------------------
 
@@ -149,16 +149,7 @@ class TokcompatReporter:
                 why = f"did not finish: {self.lost[record_id]}"
             else:
                 why = f"did not run in this session (pytest exit status {exit_status})"
-            missing.append(
-                {
-                    "kind": "alias" if record_id.startswith("alias:") else "case",
-                    "id": record_id,
-                    "status": NOT_CHECKED,
-                    "verdict": None,
-                    "message": why,
-                    "alarms": [],
-                }
-            )
+            missing.append(not_checked_record(record_id, why))
         return missing
 
     def _partial_reason(self, session: pytest.Session, wanted: list[str]) -> str | None:
@@ -184,14 +175,16 @@ class TokcompatReporter:
         wanted = self.run.wanted_ids()
         missing = self._missing(wanted, exit_status)
         reason = self._partial_reason(session, wanted)
-        self.selection = {"partial": reason is not None, "reason": reason}
-        document = build_report(list(self.records.values()) + missing, str(self.run.path))
-        document["exit_status"] = exit_status
-        document["complete"] = not missing
-        document["selection"] = self.selection
-        target = self.target.partial if reason is not None else self.target.complete
-        write_json_atomic(target, document)
-        self.written = target
+        self.selection = {"partial": True, "reason": reason} if reason is not None else {"partial": False}
+        document = report_document(
+            list(self.records.values()) + missing,
+            str(self.run.path),
+            exit_status=exit_status,
+            complete=not missing,
+            selection=self.selection,
+            started_at=self.started_at,
+        )
+        self.written = write_report(self.target, document)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from pytest_tokcompat.ci.summary import summary_lines
@@ -199,12 +192,12 @@ class TokcompatReporter:
         terminalreporter.section("tokcompat")
         for line in summary_lines(list(self.records.values())):
             terminalreporter.write_line(line)
-        if self.written is None:
+        if self.written is None or self.target is None:
             return
         terminalreporter.write_line(f"report written to {self.written}")
-        if self.selection["partial"] and self.target is not None:
-            kept = self.target.complete
-            state = "left as it was" if kept.exists() else "not written"
+        if self.selection["partial"]:
+            terminalreporter.write_line(f"  partial run: {self.selection['reason']}")
+        if self.written != self.target:
             terminalreporter.write_line(
-                f"  partial run: {self.selection['reason']}; the report of a whole run, {kept}, is {state}"
+                f"  (kept the report already at {self.target}: another run's, or a complete one)"
             )

@@ -17,6 +17,7 @@ import pytest
 
 from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.judge.cache import JudgeCache
+from pytest_tokcompat.matrix.clients import ClientLoader, check_unique, parse_loader_option
 from pytest_tokcompat.matrix.loader import Case, Matrix, bundled_matrix, load_matrix
 from pytest_tokcompat.pytest_plugin.plugin import RUN_KEY
 
@@ -48,6 +49,19 @@ def load_or_usage_error(path: Path) -> Matrix:
         ) from None
 
 
+def loaders_from(config: pytest.Config, matrix: Matrix) -> list[ClientLoader]:
+    """The matrix's ``loaders:``, then the ini option's, then --tokcompat-loader's; bad input is a usage error."""
+    given = [*config.getini("tokcompat_loaders"), *config.getoption("tokcompat_loader")]
+    try:
+        loaders = [*matrix.loaders, *(parse_loader_option(text) for text in given if text.strip())]
+    except ValueError as error:
+        raise pytest.UsageError(f"tokcompat: {error}") from None
+    problem = check_unique(loaders)
+    if problem:
+        raise pytest.UsageError(f"tokcompat: {problem}")
+    return loaders
+
+
 def is_controller(config: pytest.Config) -> bool:
     """Not an xdist worker: the process that owns the session's report."""
     return not hasattr(config, "workerinput")
@@ -67,6 +81,7 @@ class TokcompatRun:
         self.collected = False
         """The matrix file was collected through pytest_collect_file (so no synthetic node is needed)."""
         self._matrix: Matrix | None = None
+        self._loaders: list[ClientLoader] | None = None
         self._tokenizers: OrderedDict[str, Any] = OrderedDict()
         self._nodeid_files: dict[str, bool] = {}
 
@@ -75,6 +90,13 @@ class TokcompatRun:
         if self._matrix is None:
             self._matrix = load_or_usage_error(self.path)
         return self._matrix
+
+    @property
+    def loaders(self) -> list[ClientLoader]:
+        """The clients' own loaders, judged beside every case's verdict (see ``loaders_from``)."""
+        if self._loaders is None:
+            self._loaders = loaders_from(self.config, self.matrix)
+        return self._loaders
 
     @property
     def limits(self) -> Limits:
@@ -176,7 +198,10 @@ class TokcompatRun:
             return self._tokenizers[case.id]
         from pytest_tokcompat.judge.evaluate import NOT_CHECKED, run_case
 
-        outcome = run_case(case, limits=self.limits, cache=self.judges)
+        # Under --tokcompat the case item's judgement (with the clients' loaders) is shared; fixtures alone
+        # need no loaders judged.
+        loaders = self.loaders if self.enabled else []
+        outcome = run_case(case, limits=self.limits, loaders=loaders, cache=self.judges)
         if outcome.status == NOT_CHECKED:
             pytest.skip(f"not checked: {outcome.message}")
         remedy = chosen_remedy(outcome.judgement)
@@ -231,6 +256,7 @@ def start_run(config: pytest.Config) -> TokcompatRun:
     """--tokcompat: the matrix and the report path are checked now, before any test runs."""
     run = config.stash[RUN_KEY] = TokcompatRun(config, enabled=True)
     run.matrix  # noqa: B018 - load and validate now: a bad matrix is a usage error before collection
+    run.loaders  # noqa: B018 - and the clients' loaders, from the matrix, the ini file and the options
     run.add_matrix_to_the_arguments()
     config.pluginmanager.register(run, "tokcompat-run")
     if is_controller(config):

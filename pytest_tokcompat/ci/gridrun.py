@@ -1,0 +1,787 @@
+"""``tokcompat grid``: a matrix under a set of transformers releases, in one command.
+
+One tox environment per release (tox with tox-uv), from a configuration generated
+into the work folder, so the user writes no tox.ini and a project's own tox.ini is
+never read or touched. Each environment gets this very package (a wheel of its own
+files, see :mod:`pytest_tokcompat.ci.install`) and one transformers, and runs
+``pytest --tokcompat`` on the matrix in an empty folder. The parent never judges
+anything itself: it plans, drives tox, and reads the reports the children write.
+
+A *cell* is one case under one release; the rest a release judges (the alias
+lifecycles) is that release's *extras* cell. Cells are reused from a cache when
+nothing that determines them changed: the checkpoint's files (a snapshot folder's
+files and manifest; a hub repo at a commit sha), the entry's own YAML and the
+matrix settings, the golden ids, the installed transformers, tokenizers and
+huggingface_hub, the judge (this package's version and a hash of its sources), and
+the probe corpus. ``main`` is never reused. ``--shard I/N`` takes the I-th of N
+contiguous runs of the cells (release by release), so a shard builds few
+environments; ``tokcompat report`` merges the shards' reports into one grid.
+
+Whatever the cells say, the per-release reports and the merged grid (Markdown,
+HTML, JSON) are written and the grid is printed. Exit status: 0 every cell as
+expected and no alarm, 1 an unexpected verdict or an alarm, 2 bad input, 3 an
+incomplete grid (:meth:`pytest_tokcompat.ci.grid.Grid.exit_status`, shared with ``tokcompat report``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from pytest_tokcompat.ci import grid as grid_module
+from pytest_tokcompat.ci.install import PACKAGE_DIR, cache_home, own_wheel
+from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
+from pytest_tokcompat.contract import SCHEMA_VERSION, not_checked_record, write_json_atomic
+from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, TokcompatError
+from pytest_tokcompat.matrix.loader import Case, Matrix, bundled_matrix, load_matrix
+
+EXTRAS = "@extras"
+DEFAULT_SPEC = "minors,pre"
+DEFAULT_OUTPUT = "tokcompat-grid"
+MIN_FLOOR = Version("4.45")
+LIBRARIES = ("transformers", "tokenizers", "huggingface_hub", "pytest-tokcompat")
+NOT_CHECKED = "not-checked"
+SETTINGS_IGNORED = {"cases", "floor"}
+"""Top-level matrix keys that do not change any cell (every other one, golden_dir, ... may)."""
+PASS_ENV = [
+    "HF_*", "HUGGINGFACE_*", "TOKCOMPAT_*", "XDG_CACHE_HOME", "UV_*", "PIP_*", "SSL_CERT_*",
+    "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+    "http_proxy", "https_proxy", "no_proxy", "GIT_*",
+]  # fmt: skip
+OFFLINE_LINE = "    HF_HUB_OFFLINE = 1\n"
+Out = Callable[[str], None]
+
+
+class BadInput(TokcompatError):
+    """Input ``tokcompat grid`` cannot run with: exit 2, the message says what to fix."""
+
+
+# Planning: the default matrix, its floor, the cells, the shards.
+
+
+def default_matrix(start: Path | None = None) -> Path:
+    """The project's ``matrix/models.yaml`` (from the current folder), else the bundled matrix.
+
+    The same rule as ``pytest --tokcompat`` without an option; when the one shared
+    function for that rule lands, this calls it.
+    """
+    own = (start or Path.cwd()) / "matrix" / "models.yaml"
+    return own if own.is_file() else bundled_matrix()
+
+
+def matrix_floor(matrix: Matrix, raw: dict[str, Any]) -> Version:
+    """The matrix's ``floor:``; else the oldest release its expectations cover: the lowest lower bound of
+    its ranges, or 4.45 (the oldest transformers tokcompat supports) where a range has none (``<5.3``, or one
+    outcome for every release)."""
+    if isinstance(raw.get("floor"), str):
+        return Version(raw["floor"])
+    bounds: list[Version] = []
+    for case in matrix.cases:
+        for expectation in case.expectations:
+            lower = _lower_bound(expectation.range.text)
+            if lower is None:
+                return MIN_FLOOR
+            bounds.append(lower)
+    return max(MIN_FLOOR, min(bounds)) if bounds else MIN_FLOOR
+
+
+def _lower_bound(text: str) -> Version | None:
+    try:
+        specifiers = SpecifierSet("" if text.strip() in ("", "*") else text)
+    except InvalidSpecifier:
+        return None
+    found: list[Version] = []
+    for spec in specifiers:
+        if spec.operator in (">=", ">", "==", "~=", "==="):
+            try:
+                found.append(Version(spec.version.removesuffix(".*")))
+            except InvalidVersion:
+                continue
+    return max(found) if found else None
+
+
+def parse_shard(text: str | None) -> tuple[int, int]:
+    if text is None:
+        return 1, 1
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise BadInput(f"--shard {text!r}: write I/N with 1 <= I <= N, e.g. --shard 2/4")
+    return int(match.group(1)), int(match.group(2))
+
+
+def plan_cells(releases: list[GridRelease], case_ids: list[str]) -> list[tuple[str, str]]:
+    """Every cell, release by release (oldest first, ``main`` last), the extras cell first in each."""
+    return [(release.label, cell) for release in releases for cell in [EXTRAS, *sorted(case_ids)]]
+
+
+def shard_of(cells: list[tuple[str, str]], index: int, count: int) -> list[tuple[str, str]]:
+    """The ``index``-th (1-based) of ``count`` contiguous, near-equal runs of ``cells``: deterministic,
+    disjoint, together all of them, and each shard spans few releases (few environments to build)."""
+    start = (index - 1) * len(cells) // count
+    end = index * len(cells) // count
+    return cells[start:end]
+
+
+# What determines a cell: its key.
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def folder_hash(folder: Path) -> str:
+    """Every file of a folder (names and contents), the snapshot manifest included."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(
+                path.relative_to(folder).as_posix().encode() + b"\0" + _sha(path.read_bytes()).encode()
+            )
+    return digest.hexdigest()
+
+
+def judge_version() -> str:
+    """This package's version and a hash of every source that judges (all but the CI tools)."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("pytest-tokcompat")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        relative = path.relative_to(PACKAGE_DIR)
+        if relative.parts[0] in ("ci", "bundled") or "__pycache__" in relative.parts:
+            continue
+        digest.update(relative.as_posix().encode() + b"\0" + _sha(path.read_bytes()).encode())
+    return f"{version}+{digest.hexdigest()[:16]}"
+
+
+def probe_set() -> str:
+    probes = PACKAGE_DIR / "judge" / "probes.py"
+    return _sha(probes.read_bytes())[:16] if probes.is_file() else "none"
+
+
+class Keys:
+    """Cell keys for one matrix: the part that does not depend on the environment, computed once."""
+
+    def __init__(self, matrix: Matrix, raw: dict[str, Any]) -> None:
+        self.judge = judge_version()
+        self.probes = probe_set()
+        self.settings = {k: v for k, v in raw.items() if k not in SETTINGS_IGNORED}
+        entries = raw.get("cases") if isinstance(raw.get("cases"), list) else []
+        by_id = {str(e.get("id")): e for e in entries if isinstance(e, dict)}
+        self.static: dict[str, dict[str, Any] | None] = {
+            case.id: self._static(case, by_id.get(case.id)) for case in matrix.cases
+        }
+
+    @staticmethod
+    def _static(case: Case, entry: dict[str, Any] | None) -> dict[str, Any] | None:
+        """What determines a case apart from the environment, or None when it cannot be known unrun."""
+        if entry is None:
+            return None
+        if case.snapshot is not None:
+            if not case.snapshot.is_dir():
+                return None
+            checkpoint = {"snapshot": folder_hash(case.snapshot)}
+        elif case.repo and case.revision and re.fullmatch(r"[0-9a-f]{40}", case.revision):
+            checkpoint = {"hub": f"{case.repo}@{case.revision}"}
+        else:
+            return None  # a hub repo at a branch or tag: its files may change under the same name
+        golden = case.golden_path
+        return {
+            "entry": entry,
+            "checkpoint": checkpoint,
+            "golden": _sha(golden.read_bytes()) if golden is not None and golden.is_file() else None,
+        }
+
+    def fields(self, cell: str, versions: dict[str, str | None]) -> dict[str, Any] | None:
+        common = {
+            "settings": self.settings,
+            "versions": {name: versions.get(name) for name in ("python", *LIBRARIES[:3])},
+            "judge": self.judge,
+            "probes": self.probes,
+        }
+        if cell != EXTRAS:
+            static = self.static.get(cell)
+            return None if static is None else {"cell": "case", **static, **common}
+        if any(static is None for static in self.static.values()):
+            return None
+        return {"cell": "extras", "cases": self.static, **common}
+
+    def key(self, cell: str, versions: dict[str, str | None]) -> str | None:
+        found = self.fields(cell, versions)
+        return None if found is None else _sha(_canonical(found).encode())
+
+
+class CellCache:
+    """Content-addressed results: ``<root>/<key[:2]>/<key>.json`` holding the records of one cell."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> list[dict[str, Any]] | None:
+        try:
+            document = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        records = document.get("records") if isinstance(document, dict) else None
+        if document.get("key") != key or not isinstance(records, list):
+            return None
+        return records
+
+    def put(self, key: str, records: list[dict[str, Any]], fields: dict[str, Any] | None) -> None:
+        write_json_atomic(self._path(key), {"key": key, "fields": fields, "records": records})
+
+
+# The environments: a generated tox configuration.
+
+
+def env_name(release: GridRelease) -> str:
+    return f"tf-{release.label}"
+
+
+def _ini_list(values: list[str]) -> str:
+    return "".join(f"\n    {value}" for value in values)
+
+
+def write_tox_ini(
+    work: Path, releases: list[GridRelease], matrix: Path, wheel: Path, python: str, offline: bool = False
+) -> Path:
+    """The tox configuration of this run: one env per release; rewritten every run. ``offline``: every case
+    is a local snapshot, so the runs never need the Hugging Face Hub and are kept off it."""
+    sections = [
+        "# Generated by `tokcompat grid` for one run and rewritten by the next: do not edit.\n"
+        "# The project's own tox.ini is neither read nor changed.\n"
+        "[tox]\n"
+        f"env_list ={_ini_list([env_name(r) for r in releases])}\n"
+        "skip_missing_interpreters = false\n\n"
+        "[testenv]\n"
+        "runner = uv-venv-runner\n"
+        "package = skip\n"
+        f"base_python = {python}\n"
+        f"pass_env ={_ini_list(PASS_ENV)}\n"
+        "set_env =\n"
+        f"    TOKCOMPAT_GRID_SELECT = {work / 'select'}{os.sep}{{env_name}}.json\n"
+        f"{OFFLINE_LINE if offline else ''}"
+        "change_dir = {env_tmp_dir}\n"
+        "commands =\n"
+        "    python -m pytest --tokcompat -p pytest_tokcompat.ci.gridselect -p no:randomly "
+        f'-p no:cacheprovider -q --tokcompat-matrix "{matrix}" '
+        f'--tokcompat-report "{work / "raw"}{os.sep}{{env_name}}.json"\n'
+    ]
+    for release in releases:
+        sections.append(
+            f"\n[testenv:{env_name(release)}]\n"
+            f"description = the matrix under {release.requirement} ({release.why})\n"
+            f"deps ={_ini_list([str(wheel), release.requirement])}\n"
+        )
+    path = work / "tox.ini"
+    path.write_text("".join(sections), encoding="utf-8")
+    return path
+
+
+def _site_packages(env: Path) -> Path | None:
+    found = sorted(env.glob("lib/python*/site-packages")) + sorted(env.glob("Lib/site-packages"))
+    return found[0] if found else None
+
+
+def _dist_info(site: Path, name: str) -> Path | None:
+    normalized = re.sub(r"[-_.]+", "_", name).lower()
+    for candidate in site.glob("*.dist-info"):
+        stem = candidate.name[: -len(".dist-info")].rsplit("-", 1)[0]
+        if re.sub(r"[-_.]+", "_", stem).lower() == normalized:
+            return candidate
+    return None
+
+
+def env_versions(env: Path) -> dict[str, str | None] | None:
+    """The versions installed in a built env, read from its files (no process started); None if unbuilt."""
+    site = _site_packages(env)
+    if site is None:
+        return None
+    versions: dict[str, str | None] = {"python": None}
+    config = env / "pyvenv.cfg"
+    if config.is_file():
+        for line in config.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() in ("version_info", "version"):
+                versions["python"] = value.strip()
+    for name in LIBRARIES:
+        info = _dist_info(site, name)
+        versions[name] = None
+        if info is not None and (info / "METADATA").is_file():
+            for line in (info / "METADATA").read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.startswith("Version:"):
+                    versions[name] = line.split(":", 1)[1].strip()
+                    break
+    if versions["transformers"] is None:
+        return None
+    info = _dist_info(site, "transformers")
+    direct = info / "direct_url.json" if info else None
+    if direct is not None and direct.is_file():
+        try:
+            commit = json.loads(direct.read_text(encoding="utf-8")).get("vcs_info", {}).get("commit_id")
+        except ValueError:
+            commit = None
+        if commit:
+            versions["commit"] = str(commit)
+    return versions
+
+
+@dataclass
+class ToxRun:
+    code: int
+    results: dict[str, int | None] = field(default_factory=dict)
+    """Exit code per env (None: tox did not get to it)."""
+
+
+def run_tox(work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: bool, log: Path) -> ToxRun:
+    """One tox invocation over ``envs``, its output appended to ``log``."""
+    if not envs:
+        return ToxRun(0)
+    result_json = work / "tox-result.json"
+    result_json.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "tox"]
+    command += (
+        ["run-parallel", "-p", str(jobs), "--parallel-no-spinner"] if len(envs) > 1 and jobs > 1 else ["run"]
+    )
+    command += ["-c", str(work / "tox.ini"), "--root", str(work), "--workdir", str(work / ".tox")]
+    command += ["-e", ",".join(envs), "--result-json", str(result_json)]
+    if notest:
+        command.append("--notest")
+    if recreate:
+        command.append("-r")
+    # An outer tox env (a project's own, running `tokcompat grid`) must not steer this one: tox reads TOX_*
+    # variables as its options; PYTHONPATH would shadow the package installed in each env.
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("TOX_")
+    }
+    environment.setdefault("PYTHONIOENCODING", "utf-8")
+    with log.open("a", encoding="utf-8") as stream:
+        stream.write(f"\n$ {' '.join(command)}\n")
+        stream.flush()
+        done = subprocess.run(command, stdout=stream, stderr=subprocess.STDOUT, env=environment, check=False)
+    results: dict[str, int | None] = dict.fromkeys(envs)
+    try:
+        document = json.loads(result_json.read_text(encoding="utf-8"))
+        for name, data in document.get("testenvs", {}).items():
+            if name in results:
+                result = data.get("result") or {}
+                code = result.get("exit_code")
+                results[name] = int(code) if code is not None else (0 if result.get("success") else None)
+    except (OSError, ValueError):
+        pass
+    return ToxRun(done.returncode, results)
+
+
+# The run.
+
+
+@dataclass
+class GridOptions:
+    matrix: Path | None = None
+    releases: str | None = None
+    output: Path = Path(DEFAULT_OUTPUT)
+    jobs: int | None = None
+    shard: str | None = None
+    upstream: str | None = None
+
+
+@dataclass
+class ReleaseRun:
+    release: GridRelease
+    cells: list[str]
+    versions: dict[str, str | None] | None = None
+    error: str | None = None
+    reused: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    to_judge: list[str] = field(default_factory=list)
+    keys: dict[str, str | None] = field(default_factory=dict)
+    fresh: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    report: Path | None = None
+    version_clash: bool = False
+
+    @property
+    def env(self) -> str:
+        return env_name(self.release)
+
+
+def _stub(record_id: str, message: str) -> dict[str, Any]:
+    return not_checked_record(record_id, message)
+
+
+def _extras_stubs(message: str) -> list[dict[str, Any]]:
+    from pytest_tokcompat.matrix.aliases import REGISTRY
+
+    return [_stub(f"alias:{model_type}", message) for model_type in REGISTRY]
+
+
+class GridRun:
+    """One ``tokcompat grid`` invocation."""
+
+    def __init__(self, options: GridOptions, out: Out = print, err: Out | None = None) -> None:
+        self.options = options
+        self.out = out
+        self.err = err or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.output = options.output.resolve()
+        self.work = self.output / ".work"
+        self.jobs = options.jobs or max(1, os.cpu_count() or 1)
+        self.shard = (1, 1)
+
+    # -- planning --
+
+    def load(self) -> tuple[Path, Matrix, dict[str, Any]]:
+        path = self.options.matrix.resolve() if self.options.matrix else default_matrix()
+        try:
+            matrix = load_matrix(path)
+        except MatrixError as error:
+            lines = "\n".join(f"  {problem}" for problem in error.problems)
+            raise BadInput(f"the matrix has {len(error.problems)} problem(s):\n{lines}") from None
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return path, matrix, raw if isinstance(raw, dict) else {}
+
+    def check_tools(self) -> None:
+        missing = [name for name in ("tox", "tox_uv") if importlib.util.find_spec(name) is None]
+        if missing:
+            raise BadInput(
+                f"{' and '.join(missing)} not installed: install the grid extra, "
+                "pip install 'pytest-tokcompat[grid]' (or '.[grid]' from a checkout)"
+            )
+
+    def run(self, plan_only: bool = False) -> int:
+        try:
+            self.shard = parse_shard(self.options.shard)
+            self.check_tools()
+            path, matrix, raw = self.load()
+            spec = self.options.releases or DEFAULT_SPEC
+            try:
+                releases = resolve_spec(spec, floor=matrix_floor(matrix, raw), upstream=self.options.upstream)
+            except ReleaseError as error:
+                raise BadInput(str(error)) from None
+        except BadInput as error:
+            self.err(f"tokcompat grid: {error}")
+            return grid_module.EXIT_BAD_INPUT
+        case_ids = [case.id for case in matrix.cases]
+        every = plan_cells(releases, case_ids)
+        if plan_only:
+            labels = [release.label for release in releases]
+            self.out(json.dumps({"releases": ",".join(labels), "labels": labels, "cells": len(every)}))
+            return grid_module.EXIT_CLEAN
+        mine = shard_of(every, *self.shard)
+        runs = [
+            ReleaseRun(release, [cell for label, cell in mine if label == release.label])
+            for release in releases
+        ]
+        runs = [run for run in runs if run.cells]
+        shard_text = (
+            f" (shard {self.shard[0]}/{self.shard[1]}: {len(mine)} of {len(every)} cells)"
+            if self.shard[1] > 1
+            else ""
+        )
+        self.err(
+            f"tokcompat grid: {len(matrix.cases)} cases of {path} under {len(releases)} releases "
+            f"({', '.join(r.label for r in releases)}){shard_text}"
+        )
+        try:
+            wheel = own_wheel()
+        except BuildError as error:
+            self.err(f"tokcompat grid: {error}")
+            return grid_module.EXIT_BAD_INPUT
+        self.prepare_dirs()
+        offline = all(case.snapshot is not None for case in matrix.cases)
+        write_tox_ini(self.work, [run.release for run in runs], path, wheel, sys.executable, offline)
+        keys = Keys(matrix, raw)
+        cache = CellCache(cache_home() / "grid" / "cells")
+        self.build(runs, wheel)
+        for run in runs:
+            if run.versions is not None:
+                self.plan_reuse(run, keys, cache)
+        self.judge(runs, case_ids)
+        for run in runs:
+            if run.versions is not None:
+                self.store(run, keys, cache)
+        plan = {"releases": [r.label for r in releases], "cells": len(every)}
+        released = {(run.versions or {}).get("transformers") for run in runs if run.release.immutable}
+        for run in runs:
+            run.version_clash = (
+                not run.release.immutable and (run.versions or {}).get("transformers") in released
+            )
+        for run in runs:
+            self.write_report(run, path, case_ids, plan)
+        return self.finish(runs, plan)
+
+    def prepare_dirs(self) -> None:
+        for sub in ("select", "raw", "logs"):
+            (self.work / sub).mkdir(parents=True, exist_ok=True)
+        reports = self.output / "reports"
+        reports.mkdir(parents=True, exist_ok=True)
+        index, count = self.shard
+        pattern = f"transformers-*.shard-{index}-of-{count}.json" if count > 1 else "transformers-*.json"
+        for stale in reports.glob(pattern):
+            stale.unlink()
+        for stale in (self.work / "raw").glob("*.json"):
+            stale.unlink()
+
+    # -- environments --
+
+    def build(self, runs: list[ReleaseRun], wheel: Path) -> None:
+        """Build (or keep) every env; an immutable release's env is kept while its deps are unchanged."""
+        record_path = self.work / "envs.json"
+        try:
+            built: dict[str, Any] = json.loads(record_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            built = {}
+        log = self.work / "logs" / "build.log"
+        keep, fresh, moving = [], [], []
+        for run in runs:
+            deps = [str(wheel), run.release.requirement]
+            current = env_versions(self.work / ".tox" / run.env)
+            if run.release.immutable and built.get(run.env) == deps and current is not None:
+                run.versions = current
+                keep.append(run)
+            else:
+                (fresh if run.release.immutable else moving).append(run)
+        if fresh or moving:
+            self.err(
+                f"building {len(fresh) + len(moving)} environment(s) with tox-uv "
+                f"({', '.join(r.release.label for r in fresh + moving)}); log: {log}"
+            )
+        done = run_tox(
+            self.work,
+            [r.env for r in fresh],
+            jobs=self.jobs,
+            notest=True,
+            recreate=False,
+            log=log,
+        )
+        done_moving = run_tox(
+            self.work,
+            [r.env for r in moving],
+            jobs=self.jobs,
+            notest=True,
+            recreate=True,
+            log=log,
+        )
+        for run in fresh + moving:
+            results = done.results if run in fresh else done_moving.results
+            run.versions = env_versions(self.work / ".tox" / run.env)
+            if results.get(run.env) not in (0, None) or run.versions is None:
+                run.versions = None
+                run.error = (
+                    f"the environment for {run.release.requirement} could not be built "
+                    f"(tox exit {results.get(run.env)}); see {log}"
+                )
+                built.pop(run.env, None)
+            else:
+                built[run.env] = [str(wheel), run.release.requirement]
+        write_json_atomic(record_path, built)
+
+    def plan_reuse(self, run: ReleaseRun, keys: Keys, cache: CellCache) -> None:
+        assert run.versions is not None
+        for cell in run.cells:
+            key = keys.key(cell, run.versions) if run.release.immutable else None
+            run.keys[cell] = key
+            records = cache.get(key) if key else None
+            if records is None:
+                run.to_judge.append(cell)
+            else:
+                run.reused[cell] = records
+
+    def judge(self, runs: list[ReleaseRun], case_ids: list[str]) -> None:
+        busy = [run for run in runs if run.versions is not None and run.to_judge]
+        if not busy:
+            return
+        log = self.work / "logs" / "judge.log"
+        cells = sum(len(run.to_judge) for run in busy)
+        self.err(f"judging {cells} cell(s) in {len(busy)} environment(s); log: {log}")
+        for run in busy:
+            selection = {
+                "cases": [cell for cell in run.to_judge if cell != EXTRAS],
+                "matrix_cases": case_ids,
+                "extras": EXTRAS in run.to_judge,
+            }
+            write_json_atomic(self.work / "select" / f"{run.env}.json", selection)
+        done = run_tox(
+            self.work,
+            [run.env for run in busy],
+            jobs=self.jobs,
+            notest=False,
+            recreate=False,
+            log=log,
+        )
+        for run in busy:
+            raw_path = self.work / "raw" / f"{run.env}.json"
+            code = done.results.get(run.env)
+            try:
+                document = json.loads(raw_path.read_text(encoding="utf-8"))
+                records = [r for r in document.get("cases", []) if isinstance(r, dict) and "id" in r]
+            except (OSError, ValueError):
+                records = []
+                run.error = (
+                    f"the run under {run.release.requirement} wrote no report (exit {code}); see {log}"
+                )
+            if run.error is None and code not in (0, 1, 5):
+                run.error = f"the run under {run.release.requirement} did not finish (exit {code}); see {log}"
+            by_id = {record["id"]: record for record in records}
+            for cell in run.to_judge:
+                if cell == EXTRAS:
+                    run.fresh[cell] = [r for r in records if r["id"] not in set(case_ids)]
+                elif cell in by_id:
+                    run.fresh[cell] = [by_id[cell]]
+
+    def store(self, run: ReleaseRun, keys: Keys, cache: CellCache) -> None:
+        """Keep what this run judged for next time: checked cases; the extras of a run that checked all
+        its cases (a not-checked case may be passing trouble, such as the hub being down)."""
+        assert run.versions is not None
+        clean = run.error is None and all(
+            record.get("status") != NOT_CHECKED
+            for cell, records in run.fresh.items()
+            if cell != EXTRAS
+            for record in records
+        )
+        for cell, records in run.fresh.items():
+            key = run.keys.get(cell)
+            if key is None or not records:
+                continue
+            if cell == EXTRAS:
+                if clean:
+                    cache.put(key, records, keys.fields(cell, run.versions))
+            elif records[0].get("status") != NOT_CHECKED:
+                cache.put(key, records, keys.fields(cell, run.versions))
+
+    # -- reports and the grid --
+
+    def records_of(self, run: ReleaseRun, case_ids: list[str]) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = []
+        why = run.error or "no result"
+        for cell in run.cells:
+            if cell in run.reused:
+                records.extend(run.reused[cell])
+            elif cell in run.fresh:
+                records.extend(run.fresh[cell])
+            else:
+                records.extend(_extras_stubs(why) if cell == EXTRAS else [_stub(cell, why)])
+        return records
+
+    def write_report(self, run: ReleaseRun, matrix: Path, case_ids: list[str], plan: dict[str, Any]) -> None:
+        versions = dict(run.versions or {})
+        version = versions.get("transformers") or (str(run.release.version) if run.release.version else None)
+        if version is None:
+            return  # main that could not be built: no version to file it under; the summary says so
+        if run.version_clash:
+            version = f"{version}+main"  # a stand-in upstream at a released version: its own column
+        records = self.records_of(run, case_ids)
+        index, count = self.shard
+        document = {
+            "schema_version": SCHEMA_VERSION,
+            "versions": {name: versions.get(name) for name in ("python", *LIBRARIES)},
+            "transformers_version": version,
+            "matrix": str(matrix),
+            "cases": sorted(records, key=lambda r: (r.get("kind", "case"), r.get("id", ""))),
+            "alarms": [alarm for record in records for alarm in record.get("alarms", [])],
+            "exit_status": 1 if any(r.get("status") == "failed" for r in records) else 0,
+            "complete": run.error is None,
+            "grid_run": {
+                "release": run.release.label,
+                "requirement": run.release.requirement,
+                "commit": versions.get("commit"),
+                "shard": f"{index}/{count}",
+                "plan": plan,
+                "cells": len(run.cells),
+                "judged": sorted(run.fresh),
+                "reused": sorted(run.reused),
+                "error": run.error,
+            },
+        }
+        suffix = f".shard-{index}-of-{count}" if count > 1 else ""
+        run.report = self.output / "reports" / f"transformers-{version}{suffix}.json"
+        write_json_atomic(run.report, document)
+
+    def finish(self, runs: list[ReleaseRun], plan: dict[str, Any]) -> int:
+        reports = [run.report for run in runs if run.report is not None]
+        grid: grid_module.Grid | None = None
+        if reports:
+            try:
+                grid = grid_module.merge(grid_module.load_reports(reports))
+            except grid_module.GridError as error:
+                self.err(f"tokcompat grid: cannot merge the reports: {error}")
+        if grid is None:
+            grid = grid_module.Grid([], {})
+        for run in runs:
+            if run.report is None:
+                grid.releases.append(run.release.label)
+                grid.incomplete.append(f"no report for transformers {run.release.label}: {run.error}")
+        for form, name in (("markdown", "grid.md"), ("html", "grid.html"), ("json", "grid.json")):
+            (self.output / name).write_text(grid_module.render(grid, form), encoding="utf-8")
+        self.out(grid_module.render(grid, "markdown").rstrip("\n"))
+        self.out("")
+        for line in self.summary(runs):
+            self.out(line)
+        status = self.exit_status(grid, runs)
+        self.out(f"grid: {self.output / 'grid.md'} (also .html, .json); reports: {self.output / 'reports'}")
+        return status
+
+    def summary(self, runs: list[ReleaseRun]) -> list[str]:
+        judged = sum(len(run.fresh) for run in runs)
+        reused = sum(len(run.reused) for run in runs)
+        total = sum(len(run.cells) for run in runs)
+        lines = [
+            f"cells: {total}, reused {reused}, judged {judged}"
+            + (" (nothing changed)" if total and reused == total else "")
+        ]
+        for run in runs:
+            version = (run.versions or {}).get("transformers")
+            label = (
+                run.release.label
+                if version in (None, run.release.label)
+                else f"{run.release.label} = {version}"
+            )
+            commit = (run.versions or {}).get("commit")
+            extra = f" at {commit[:12]}" if commit else ""
+            state = f"; {run.error}" if run.error else ""
+            lines.append(
+                f"  transformers {label}{extra}: {len(run.reused)} reused, {len(run.fresh)} judged{state}"
+            )
+        return lines
+
+    def exit_status(self, grid: grid_module.Grid, runs: list[ReleaseRun]) -> int:
+        """The shared rule (:meth:`Grid.exit_status`); a shard judges completeness on its own cells only,
+        since the other shards' cells are missing from its grid by design."""
+        if self.shard[1] > 1:
+            grid.incomplete = [str(run.error) for run in runs if run.error] + [
+                f"{record['id']}: not checked under transformers {run.release.label}"
+                for run in runs
+                for record in self.records_of(run, [])
+                if record.get("status") == NOT_CHECKED and not str(record["id"]).startswith("alias:")
+            ]
+        if grid.incomplete:
+            more = f" (and {len(grid.incomplete) - 10} more)" if len(grid.incomplete) > 10 else ""
+            self.out(f"incomplete grid: {'; '.join(grid.incomplete[:10])}{more}")
+        return grid.exit_status()
+
+
+def run_command(options: GridOptions, out: Out = print, plan_only: bool = False) -> int:
+    """The ``tokcompat grid`` command; ``plan_only`` prints the plan (for the workflow's shards) and stops."""
+    return GridRun(options, out).run(plan_only=plan_only)

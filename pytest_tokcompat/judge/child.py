@@ -1,0 +1,695 @@
+"""Each ladder attempt in a child process, forked from a server that imported transformers once.
+
+An attempt runs a checkpoint's files and, where the caller opts in, its code. In the caller's
+process that code could monkeypatch transformers for the next case, exit the run, panic, hang,
+start threads or flood the output. So the parent judges nothing itself: a small fork server
+(started once per process, on first use) imports transformers and tokenizers, and forks one
+child per attempt, which costs milliseconds instead of an import. The child sends typed
+messages back as JSON frames over a pipe (never pickle: nothing the child sends can run code
+in the parent); the parent enforces a hard time limit per phase (SIGTERM to the child's process
+group, SIGKILL after a grace), a memory cap (``RLIMIT_AS`` in the child, ``TOKCOMPAT_MAX_MEMORY_MB``)
+and keeps the last 4 KB of the child's stdout and stderr.
+
+Process isolation, not a sandbox: the code still runs as the user, with the user's files.
+Where ``os.fork`` does not exist (Windows) each attempt is a fresh ``spawn`` process, which pays
+the imports every time and captures output only at the Python level.
+``TOKCOMPAT_ISOLATION=inprocess`` runs attempts in the calling process, for benchmarks and
+debuggers only: then nothing above holds.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import pickle
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+ISOLATION_ENV = "TOKCOMPAT_ISOLATION"
+"""process (the default where os.fork exists), spawn (the default elsewhere), or inprocess."""
+MEMORY_ENV = "TOKCOMPAT_MAX_MEMORY_MB"
+DEFAULT_MAX_MEMORY_MB = 8192.0
+"""Address space one attempt may map (RLIMIT_AS); 0 turns the cap off."""
+CAPTURE_BYTES = 4096
+GRACE_SECONDS = 1.0
+SERVER_START_SECONDS = 300.0
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+_HEADER = struct.Struct(">Q")
+_FRAME = struct.Struct(">I")
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def isolation_mode() -> str:
+    """How attempts run here: ``process`` (fork server), ``spawn`` or ``inprocess``."""
+    mode = os.environ.get(ISOLATION_ENV, "").strip().lower()
+    if mode in ("process", "spawn", "inprocess"):
+        return "spawn" if mode == "process" and not hasattr(os, "fork") else mode
+    return "process" if hasattr(os, "fork") else "spawn"
+
+
+def max_memory_mb() -> float | None:
+    """The memory cap of one attempt in MB, from TOKCOMPAT_MAX_MEMORY_MB (0: none)."""
+    raw = os.environ.get(MEMORY_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_MAX_MEMORY_MB
+    except ValueError:
+        value = DEFAULT_MAX_MEMORY_MB
+    return value if value > 0 and value == value else None
+
+
+@dataclass
+class ChildRun:
+    """What the parent saw of one child: its messages, how it ended, and the tail of its output."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    phase: str = "prepare"
+    """The last phase the child announced: prepare (static view, ground truth), load or encode."""
+    timed_out: bool = False
+    ended: str | None = None
+    """How the process ended when that was not after its last message: 'exit status 0', 'signal SIGKILL'."""
+    stdout: str = ""
+    stderr: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return any(m.get("kind") == "end" for m in self.messages)
+
+    def last_stderr_line(self) -> str:
+        lines = [line.strip() for line in self.stderr.splitlines() if line.strip()]
+        return lines[-1][:300] if lines else ""
+
+
+# ---- the wire: length-prefixed JSON frames ------------------------------------------------------
+
+
+def encode_frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message, ensure_ascii=False, default=str).encode("utf-8")
+    return _FRAME.pack(len(body)) + body
+
+
+class _FrameReader:
+    """Splits the child's byte stream into messages; anything malformed ends the reading."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.error: str | None = None
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        if self.error:
+            return []
+        self.buffer += data
+        found: list[dict[str, Any]] = []
+        while len(self.buffer) >= _FRAME.size:
+            (size,) = _FRAME.unpack_from(self.buffer)
+            if size > MAX_FRAME_BYTES:
+                self.error = f"the child sent a {size}-byte message, over the {MAX_FRAME_BYTES}-byte limit"
+                return found
+            if len(self.buffer) < _FRAME.size + size:
+                break
+            body = bytes(self.buffer[_FRAME.size : _FRAME.size + size])
+            del self.buffer[: _FRAME.size + size]
+            try:
+                message = json.loads(body.decode("utf-8"))
+            except ValueError:
+                self.error = "the child sent a message that is not JSON"
+                return found
+            if not isinstance(message, dict):
+                self.error = "the child sent a message that is not a JSON object"
+                return found
+            found.append(message)
+        return found
+
+
+class _Tail:
+    """The last CAPTURE_BYTES of a stream, however much is written."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk
+        if len(self.data) > CAPTURE_BYTES:
+            del self.data[: len(self.data) - CAPTURE_BYTES]
+
+    def text(self) -> str:
+        text = self.data.decode("utf-8", errors="replace")
+        if self.total > CAPTURE_BYTES:
+            return f"[... {self.total - CAPTURE_BYTES} earlier bytes dropped]\n{text}"
+        return text
+
+
+def _describe_status(status: int) -> str:
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+# ---- the server (runs in its own process) --------------------------------------------------------
+
+_BOOT = (
+    "import json, sys\n"
+    "sys.path[:] = json.loads(sys.argv[1])\n"
+    "from pytest_tokcompat.judge.child import serve\n"
+    "serve(int(sys.argv[2]))\n"
+)
+
+
+def _send_json(sock: socket.socket, message: dict[str, Any]) -> None:
+    sock.sendall(encode_frame(message))
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = sock.recv(size - len(chunks))
+        if not chunk:
+            raise EOFError
+        chunks += chunk
+    return bytes(chunks)
+
+
+def _recv_json(sock: socket.socket) -> dict[str, Any]:
+    (size,) = _FRAME.unpack(_recv_exact(sock, _FRAME.size))
+    return dict(json.loads(_recv_exact(sock, size)))
+
+
+def _preload() -> str:
+    """Import what every attempt needs, once, and return the transformers version."""
+    import tokenizers  # noqa: F401
+    import transformers
+    from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast  # noqa: F401
+    from transformers.models.auto import configuration_auto, tokenization_auto  # noqa: F401
+
+    import pytest_tokcompat.judge.ladder
+    import pytest_tokcompat.judge.remedies  # noqa: F401
+
+    transformers.logging.disable_default_handler()
+    _warm_up()
+    return str(transformers.__version__)
+
+
+def _warm_up() -> None:
+    """Load a tiny tokenizer once, so the lazy modules every load needs are imported before forking."""
+    import tempfile
+
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tokenizer = Tokenizer(models.WordLevel({"hello": 0, "[UNK]": 1}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    with tempfile.TemporaryDirectory(prefix="tokcompat-warm-") as folder:
+        tokenizer.save(os.path.join(folder, "tokenizer.json"))
+        with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as stream:
+            json.dump({"model_type": "gpt2"}, stream)
+        with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as stream:
+            json.dump({"tokenizer_class": "PreTrainedTokenizerFast"}, stream)
+        try:
+            from transformers import AutoTokenizer
+
+            loaded = AutoTokenizer.from_pretrained(folder)
+            loaded.decode(loaded.encode("hello", add_special_tokens=False))
+        except Exception:  # only a warm-up: a failure here shows in the first real attempt
+            pass
+
+
+def serve(fd: int) -> None:
+    """The fork server's loop: one child per job, its pid and then its exit status sent back."""
+    import gc
+
+    sock = socket.socket(fileno=fd)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles interrupts and kills children
+    try:
+        version = _preload()
+    except BaseException as error:
+        _send_json(sock, {"ready": False, "error": f"{type(error).__name__}: {error}"})
+        return
+    _send_json(sock, {"ready": True, "transformers": version, "pid": os.getpid()})
+    gc.collect()
+    gc.freeze()  # children then do not copy the server's pages just to scan them
+    while True:
+        try:
+            header, fds, _flags, _address = socket.recv_fds(sock, _HEADER.size, 4)
+        except OSError:
+            return
+        if len(header) < _HEADER.size:
+            return
+        (size,) = _HEADER.unpack(header)
+        try:
+            payload = _recv_exact(sock, size)
+        except EOFError:
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                _child_main(payload, fds)
+            finally:
+                os._exit(70)
+        for descriptor in fds:
+            os.close(descriptor)
+        try:
+            _send_json(sock, {"pid": pid})
+            _, status = os.waitpid(pid, 0)
+            _send_json(sock, {"pid": pid, "status": status})
+        except OSError:
+            return
+
+
+def _lifeline(fd: int) -> None:
+    """End the child when the parent goes away (the parent holds the other end of this pipe)."""
+    try:
+        os.read(fd, 1)
+    finally:
+        os._exit(71)
+
+
+def _apply_memory_cap(megabytes: float | None) -> None:
+    if not megabytes:
+        return
+    try:
+        import resource
+
+        limit = int(megabytes * 1024 * 1024)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, OSError):  # not on this platform: no cap
+        pass
+
+
+def _child_main(payload: bytes, fds: list[int]) -> None:
+    result_fd, out_fd, err_fd, life_fd = fds
+    os.setpgid(0, 0)  # the parent kills the whole group, grandchildren included
+    os.dup2(out_fd, 1)
+    os.dup2(err_fd, 2)
+    os.close(out_fd)
+    os.close(err_fd)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    job = pickle.loads(payload)
+    threading.Thread(target=_lifeline, args=(life_fd,), daemon=True).start()
+    _apply_memory_cap(job.max_memory_mb)
+    _enter_context(job)
+
+    def emit(message: dict[str, Any]) -> None:
+        data = encode_frame(message)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(result_fd, view) :]
+
+    _run_in_child(job, emit)
+    os._exit(0)
+
+
+def _enter_context(job: Any) -> None:
+    """The parent's environment, working folder and import path, as of this attempt."""
+    os.environ.clear()
+    os.environ.update(job.environ)
+    sys.path[:] = job.sys_path
+    with contextlib.suppress(OSError):
+        os.chdir(job.cwd)
+
+
+def _run_in_child(job: Any, emit: Emit) -> None:
+    from pytest_tokcompat.judge.ladder import run_job
+
+    try:
+        run_job(job, emit, contain=True)
+    except BaseException as error:  # a failure outside an attempt's own guard: report it, never raise
+        text = "".join(traceback.format_exception_only(type(error), error)).strip()
+        emit({"kind": "error", "detail": text[:2000]})
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+    emit({"kind": "end"})
+
+
+# ---- the parent's side ---------------------------------------------------------------------------
+
+
+class ServerUnavailable(RuntimeError):
+    """The fork server could not be started (its imports failed): no attempt can be judged."""
+
+
+class _Server:
+    def __init__(self) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock = parent
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _BOOT, json.dumps([str(p) for p in sys.path]), str(child.fileno())],
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C in the terminal reaches the parent, which ends the children
+        )
+        child.close()
+        self.owner = os.getpid()
+        self.ready: dict[str, Any] | None = None
+        self.pending = False
+
+    def wait_ready(self) -> dict[str, Any]:
+        if self.ready is None:
+            self.sock.settimeout(SERVER_START_SECONDS)
+            try:
+                self.ready = _recv_json(self.sock)
+            except (OSError, EOFError, ValueError) as error:
+                self.ready = {"ready": False, "error": f"no answer ({type(error).__name__})"}
+            finally:
+                self.sock.settimeout(None)
+        if not self.ready.get("ready"):
+            raise ServerUnavailable(f"the judge's fork server could not start: {self.ready.get('error')}")
+        return self.ready
+
+    def alive(self) -> bool:
+        return self.owner == os.getpid() and self.process.poll() is None
+
+    def close(self) -> None:
+        self.owner = -1  # never used again
+        try:
+            self.sock.close()
+        finally:
+            try:
+                self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+_SERVER: _Server | None = None
+_LOCK = threading.Lock()
+
+
+def _server() -> _Server:
+    global _SERVER
+    if _SERVER is None or not _SERVER.alive():
+        if _SERVER is not None and _SERVER.owner == os.getpid():
+            _SERVER.close()
+        _SERVER = _Server()
+    _SERVER.wait_ready()
+    return _SERVER
+
+
+def start_server() -> None:
+    """Start the fork server now (its imports then overlap with the caller's own work)."""
+    global _SERVER
+    if isolation_mode() == "process":
+        with _LOCK:
+            if _SERVER is None or not _SERVER.alive():
+                _SERVER = _Server()
+
+
+def server_version() -> str | None:
+    """The transformers version the fork server imported (None before it started)."""
+    return _SERVER.ready.get("transformers") if _SERVER is not None and _SERVER.ready else None
+
+
+def _shutdown() -> None:
+    if _SERVER is not None and _SERVER.owner == os.getpid():
+        _SERVER.close()
+
+
+def _forget_after_fork() -> None:
+    global _SERVER, _LOCK
+    _SERVER, _LOCK = None, threading.Lock()
+
+
+atexit.register(_shutdown)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+class _Target:
+    """The child by a pidfd where the platform has one (a reused pid is never signalled), and its group."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.handle: int | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self.handle = os.pidfd_open(pid)
+
+    def signal(self, signum: int) -> None:
+        """Signal the child's process group (what it started) and the child itself, if it left the group."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signum)
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            if self.handle is not None:
+                signal.pidfd_send_signal(self.handle, signum)
+
+    def close(self) -> None:
+        if self.handle is not None:
+            os.close(self.handle)
+            self.handle = None
+
+
+def run(job: Any, timeout: float | None) -> ChildRun:
+    """Run ``job`` in a child and collect what it says; ``timeout`` applies to each phase anew."""
+    mode = isolation_mode()
+    if mode == "inprocess":
+        return _run_in_process(job, timeout)
+    if mode == "spawn":
+        return _run_spawned(job, timeout)
+    with _LOCK:
+        try:
+            server = _server()
+        except ServerUnavailable as error:
+            return ChildRun(messages=[{"kind": "error", "detail": str(error)}, {"kind": "end"}])
+        return _run_forked(server, job, timeout)
+
+
+def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
+    payload = pickle.dumps(job)
+    (res_r, res_w), (out_r, out_w), (err_r, err_w), (life_r, life_w) = (os.pipe() for _ in range(4))
+    theirs = [res_w, out_w, err_w, life_r]  # handed to the child, closed here once sent
+    ours = [res_r, out_r, err_r, life_w]  # closing life_w at the end ends a child that still runs
+    run = ChildRun()
+    target: _Target | None = None
+    status: int | None = None
+    try:
+        if server.pending:  # the exit status of the previous child, which had already reported
+            _recv_json(server.sock)
+            server.pending = False
+        try:
+            socket.send_fds(server.sock, [_HEADER.pack(len(payload))], theirs)
+            server.sock.sendall(payload)
+        finally:
+            for descriptor in theirs:
+                os.close(descriptor)
+        target = _Target(int(_recv_json(server.sock)["pid"]))
+        status = _watch(server, target, res_r, out_r, err_r, timeout, run)
+    except (OSError, EOFError, ValueError, KeyError) as error:
+        run.messages.append({"kind": "error", "detail": f"the judge's fork server failed: {error}"})
+    finally:
+        if target is not None:
+            target.signal(signal.SIGKILL)  # whatever the attempt started does not outlive it
+            target.close()
+        for descriptor in ours:
+            os.close(descriptor)
+        if status is None and run.finished:
+            server.pending = True  # its exit status is read before the next job, off the critical path
+        elif status is None:
+            server.close()  # out of step with this parent (interrupted, or broken): replaced next time
+    if status is not None and not run.finished:
+        run.ended = _describe_status(status)
+    return run
+
+
+def _watch(
+    server: _Server, target: _Target, res_r: int, out_r: int, err_r: int, timeout: float | None, run: ChildRun
+) -> int | None:
+    """Read the child's messages and output until it reports its end or the server reports its exit;
+    kill it at the deadline. None: it reported its end, and its exit status is still to come."""
+    reader, tails = _FrameReader(), {out_r: _Tail(), err_r: _Tail()}
+    selector = selectors.DefaultSelector()
+    for descriptor in (res_r, out_r, err_r):
+        os.set_blocking(descriptor, False)
+        selector.register(descriptor, selectors.EVENT_READ)
+    selector.register(server.sock, selectors.EVENT_READ)
+    deadline = None if not timeout else time.monotonic() + timeout
+    terminated_at: float | None = None
+    killed = False
+    status: int | None = None
+    try:
+        while status is None and not run.finished:
+            now = time.monotonic()
+            if terminated_at is None and deadline is not None and now >= deadline:
+                run.timed_out = True
+                target.signal(signal.SIGTERM)
+                terminated_at = now
+            if terminated_at is not None and not killed and now >= terminated_at + GRACE_SECONDS:
+                target.signal(signal.SIGKILL)
+                killed = True
+            if terminated_at is None:
+                wait = None if deadline is None else deadline - now
+            else:
+                wait = None if killed else terminated_at + GRACE_SECONDS - now
+            for key, _ in selector.select(None if wait is None else max(0.0, wait)):
+                if key.fileobj is server.sock:
+                    status = int(_recv_json(server.sock)["status"])
+                    break
+                descriptor = int(key.fd)
+                try:
+                    chunk = os.read(descriptor, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    selector.unregister(descriptor)
+                elif descriptor != res_r:
+                    tails[descriptor].feed(chunk)
+                else:
+                    for message in reader.feed(chunk):
+                        run.messages.append(message)
+                        if (
+                            message.get("kind") == "phase"
+                            and terminated_at is None
+                            and _advances(run, message)
+                        ):
+                            run.phase = str(message["phase"])
+                            deadline = None if not timeout else time.monotonic() + timeout
+                    if reader.error:
+                        run.messages.append({"kind": "error", "detail": reader.error})
+                        selector.unregister(descriptor)
+        for descriptor in (res_r, out_r, err_r):  # what the child wrote just before it ended
+            _drain(descriptor, reader if descriptor == res_r else tails[descriptor], run)
+    finally:
+        selector.close()
+    run.stdout, run.stderr = tails[out_r].text(), tails[err_r].text()
+    return status
+
+
+_PHASES = ("prepare", "load", "encode")
+
+
+def _advances(run: ChildRun, message: dict[str, Any]) -> bool:
+    """Only a step forward (prepare, load, encode) renews the time limit: a child cannot extend its own."""
+    phase = message.get("phase")
+    return phase in _PHASES and _PHASES.index(str(phase)) > _PHASES.index(run.phase)
+
+
+def _drain(descriptor: int, sink: _FrameReader | _Tail, run: ChildRun) -> None:
+    for _ in range(1024):
+        try:
+            chunk = os.read(descriptor, 65536)
+        except (BlockingIOError, OSError):
+            return
+        if not chunk:
+            return
+        if isinstance(sink, _FrameReader):
+            run.messages.extend(sink.feed(chunk))
+        else:
+            sink.feed(chunk)
+
+
+# ---- the fallbacks: spawn (no fork on this platform) and in-process (benchmarks, debuggers) -------
+
+
+def _run_in_process(job: Any, timeout: float | None) -> ChildRun:
+    """The attempt in this process: no isolation at all (TOKCOMPAT_ISOLATION=inprocess)."""
+    from pytest_tokcompat.judge.isolation import isolated_transformers
+    from pytest_tokcompat.judge.ladder import LoadTimeout, run_job, time_limit
+
+    run = ChildRun()
+
+    def emit(message: dict[str, Any]) -> None:
+        run.messages.append(json.loads(json.dumps(message, default=str)))
+        if message.get("kind") == "phase":
+            run.phase = str(message["phase"])
+
+    with isolated_transformers():
+        try:
+            with time_limit(timeout):
+                run_job(job, emit, contain=False)
+        except LoadTimeout:
+            run.timed_out = True
+    run.messages.append({"kind": "end"})
+    return run
+
+
+def _spawned_main(job: Any, connection: Any) -> None:
+    """The child of a spawn: Python-level capture of its output, the same messages over a pipe."""
+    import io
+
+    class _Bounded(io.StringIO):
+        def write(self, text: str) -> int:
+            count = super().write(text)
+            if self.tell() > 4 * CAPTURE_BYTES:
+                tail = self.getvalue()[-CAPTURE_BYTES:]
+                self.seek(0)
+                self.truncate()
+                super().write(tail)
+            return count
+
+    sys.stdout, sys.stderr = _Bounded(), _Bounded()
+    _apply_memory_cap(job.max_memory_mb)
+    _enter_context(job)
+
+    def emit(message: dict[str, Any]) -> None:
+        if message.get("kind") == "end":
+            message = {**message, "stdout": sys.stdout.getvalue()[-CAPTURE_BYTES:]}  # type: ignore[attr-defined]
+            message["stderr"] = sys.stderr.getvalue()[-CAPTURE_BYTES:]  # type: ignore[attr-defined]
+        connection.send_bytes(encode_frame(message))
+
+    _run_in_child(job, emit)
+    os._exit(0)
+
+
+def _run_spawned(job: Any, timeout: float | None) -> ChildRun:
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_spawned_main, args=(job, sender), daemon=True)
+    run, reader = ChildRun(), _FrameReader()
+    process.start()
+    sender.close()
+    deadline = None if not timeout else time.monotonic() + timeout
+    try:
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not receiver.poll(wait):
+                if deadline is not None and time.monotonic() >= deadline:
+                    run.timed_out = True
+                    break
+                continue
+            try:
+                data = receiver.recv_bytes(MAX_FRAME_BYTES)
+            except (EOFError, OSError):
+                break
+            for message in reader.feed(data):
+                run.messages.append(message)
+                if message.get("kind") == "phase" and _advances(run, message):
+                    run.phase = str(message["phase"])
+                    deadline = None if not timeout else time.monotonic() + timeout
+                if message.get("kind") == "end":
+                    run.stdout, run.stderr = str(message.get("stdout", "")), str(message.get("stderr", ""))
+            if run.finished or reader.error:
+                break
+    finally:
+        process.join(GRACE_SECONDS)
+        if process.is_alive():
+            process.terminate()
+            process.join(GRACE_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        receiver.close()
+    if not run.finished and process.exitcode is not None:
+        code = process.exitcode
+        run.ended = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+    return run

@@ -1,0 +1,693 @@
+"""`tokcompat grid`: planning, cell keys and reuse, shards, reports and exit statuses.
+
+tox stands in at one function, :func:`gridrun.run_tox`: a fake that "builds" an env
+by laying out its site-packages (the files the parent reads) and "judges" by writing
+the child's report for exactly the cells the selection file names. Everything else
+(the plan, the keys, the cache, the reports, the merged grid, the exit rule) is the
+real code. The real tox-uv runs are in test_grid_e2e.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from pytest_tokcompat.ci import gridrun, releases
+from pytest_tokcompat.ci.grid import load_reports, merge
+from pytest_tokcompat.ci.gridrun import EXTRAS, Keys, ToxRun
+from pytest_tokcompat.ci.releases import Page
+from pytest_tokcompat.cli import main
+from pytest_tokcompat.contract import alias_record, case_record
+from pytest_tokcompat.matrix.loader import bundled_dir, load_matrix
+
+DATA = Path(__file__).parent / "data" / "transformers-simple-v1.json"
+INDEX = "https://index.invalid/simple"
+BUNDLED = bundled_dir()
+
+# What the fake child judges: the verdict of a case under a transformers version.
+VERDICTS: dict[str, Callable[[Version], str]] = {
+    "deepseek-v3.2-exp": lambda v: "native" if v >= Version("5.11") or v < Version("5.3") else "alias",
+    "qwen3-0.6b": lambda v: "native",
+}
+ALIAS_STATE: Callable[[Version], str] = lambda v: "obsolete" if v >= Version("5.11") else "needed"  # noqa: E731
+
+
+@pytest.fixture
+def index(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in releases.INDEX_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_INDEX_URL", INDEX)
+    monkeypatch.setattr(releases, "fetch_page", lambda url: Page(url, releases.JSON_TYPE, DATA.read_bytes()))
+
+
+def user_matrix(root: Path, qwen_expect: str = "native") -> Path:
+    """A project holding only its matrix: two snapshot entries copied from the bundled ones."""
+    folder = root / "matrix"
+    (folder / "snapshots").mkdir(parents=True)
+    for name in ("deepseek-v3.2-exp", "qwen3-0.6b"):
+        shutil.copytree(BUNDLED / "snapshots" / name, folder / "snapshots" / name)
+    (folder / "golden").mkdir()
+    shutil.copy(BUNDLED / "golden" / "qwen3-0.6b.json", folder / "golden")
+    path = folder / "models.yaml"
+    path.write_text(
+        "version: 1\ncases:\n"
+        "  - id: deepseek-v3.2-exp\n    snapshot: snapshots/deepseek-v3.2-exp\n    expect:\n"
+        '      "<5.3": native\n      ">=5.3,<5.11": alias\n      ">=5.11": native\n'
+        f"  - id: qwen3-0.6b\n    snapshot: snapshots/qwen3-0.6b\n    expect: {qwen_expect}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+class FakeTox:
+    """run_tox's stand-in: builds envs as files, judges the selected cells as the child would report."""
+
+    def __init__(self, main_version: str = "5.12.0.dev0", commit: str = "ab" * 20) -> None:
+        self.builds: list[str] = []
+        self.judged: list[tuple[str, tuple[str, ...], bool]] = []
+        self.fail_build: set[str] = set()
+        self.crash: set[str] = set()
+        self.main_version = main_version
+        self.commit = commit
+
+    def version_of(self, env: str) -> str:
+        label = env.removeprefix("tf-")
+        return self.main_version if label == "main" else label
+
+    def __call__(
+        self, work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: bool, log: Path
+    ) -> ToxRun:
+        results: dict[str, int | None] = {}
+        for env in envs:
+            if notest:
+                results[env] = self.build(work / ".tox" / env, env)
+            else:
+                results[env] = self.judge(work, env)
+        return ToxRun(max(results.values(), default=0) or 0, results)
+
+    def build(self, folder: Path, env: str) -> int:
+        self.builds.append(env)
+        if env in self.fail_build:
+            return 1
+        site = folder / "lib" / "python3.11" / "site-packages"
+        versions = {
+            "transformers": self.version_of(env),
+            "tokenizers": "0.22.2",
+            "huggingface_hub": "1.33.0",
+            "pytest_tokcompat": "0.1.0",
+        }
+        for name, version in versions.items():
+            info = site / f"{name}-{version}.dist-info"
+            info.mkdir(parents=True, exist_ok=True)
+            (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        if env == "tf-main":
+            info = site / f"transformers-{self.main_version}.dist-info"
+            (info / "direct_url.json").write_text(json.dumps({"vcs_info": {"commit_id": self.commit}}))
+        (folder / "pyvenv.cfg").write_text("version_info = 3.11.7\n")
+        return 0
+
+    def judge(self, work: Path, env: str) -> int:
+        selection = json.loads((work / "select" / f"{env}.json").read_text())
+        self.judged.append((env, tuple(selection["cases"]), selection["extras"]))
+        if env in self.crash:
+            return 3
+        version = Version(self.version_of(env))
+        tox_ini = (work / "tox.ini").read_text()
+        matrix = load_matrix(tox_ini.split('--tokcompat-matrix "', 1)[1].split('"', 1)[0])
+        records = []
+        for case in matrix.cases:
+            if case.id not in selection["cases"]:
+                records.append({"kind": "case", "id": case.id, "status": "not-checked", "verdict": None})
+                continue
+            verdict, expected = VERDICTS[case.id](version), case.expected_for(str(version))
+            alarms = (
+                []
+                if verdict == expected
+                else [
+                    {
+                        "kind": "unexpected-verdict",
+                        "subject": case.id,
+                        "transformers_version": str(version),
+                        "message": f"expected {expected}, got {verdict}",
+                        "action": "fix the matrix",
+                    }
+                ]
+            )
+            records.append(
+                case_record(
+                    case.id,
+                    "passed" if verdict == expected else "failed",
+                    "stand-in tox",
+                    expected=expected,
+                    verdict=verdict,
+                    alarms=alarms,
+                )
+            )
+        state = ALIAS_STATE(version) if selection["extras"] else None
+        records.append(
+            alias_record("deepseek_v32", "passed" if state else "not-checked", state, "stand-in tox")
+        )
+        document = {"schema_version": 1, "transformers_version": str(version), "cases": records, "alarms": []}
+        (work / "raw" / f"{env}.json").write_text(json.dumps(document))
+        return 1 if any(r["status"] == "failed" for r in records) else 0
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: None) -> Path:
+    root = tmp_path / "project"
+    user_matrix(root)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("TOKCOMPAT_GRID_CACHE", str(tmp_path / "cache"))
+    return root
+
+
+@pytest.fixture
+def tox(monkeypatch: pytest.MonkeyPatch) -> FakeTox:
+    fake = FakeTox()
+    monkeypatch.setattr(gridrun, "run_tox", fake)
+    return fake
+
+
+def grid(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["grid", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# The release set.
+
+
+def recorded(url: str) -> Page:
+    return Page(url, releases.JSON_TYPE, DATA.read_bytes())
+
+
+def labels(spec: str, floor: str | None = None, upstream: str | None = None) -> list[str]:
+    found = releases.resolve_spec(
+        spec, floor=Version(floor) if floor else None, upstream=upstream, index=INDEX, fetch=recorded
+    )
+    return [r.label for r in found]
+
+
+def test_minors_are_the_last_patch_of_each_minor_from_the_floor() -> None:
+    assert labels("minors", "4.57") == ["4.57.6", "5.0.0", "5.1.0", "5.10.4", "5.11.0"]
+    assert labels("minors") == ["4.44.2", "4.45.2", "4.57.6", "5.0.0", "5.1.0", "5.10.4", "5.11.0"]
+
+
+def test_latest_pre_ranges_and_explicit_versions() -> None:
+    assert labels("latest") == ["5.11.0"]
+    assert labels("pre") == ["5.12.0rc1"]
+    assert labels(">=5.1,<5.11") == ["5.1.0", "5.10.4"]
+    assert labels("5.11.0, >=5.1,<5.11 ; 4.57.6") == ["4.57.6", "5.1.0", "5.10.4", "5.11.0"]
+    assert labels("5.10.4,5.11.0") == ["5.10.4", "5.11.0"]
+    assert labels("latest,5.11.0,minors", "5.10") == ["5.10.4", "5.11.0"], "each version once"
+
+
+def test_main_comes_last_and_is_never_immutable(tmp_path: Path) -> None:
+    found = releases.resolve_spec("main,5.11.0", index=INDEX, fetch=recorded, upstream=str(tmp_path))
+    assert [(r.label, r.immutable) for r in found] == [("5.11.0", True), ("main", False)]
+    assert found[1].requirement == f"transformers @ {tmp_path.resolve().as_uri()}"
+
+
+def test_upstream_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    checkout = tmp_path / "transformers"
+    (checkout / ".git").mkdir(parents=True)
+    wheel = tmp_path / "transformers-5.99.0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    assert releases.upstream_requirement(str(checkout)) == f"transformers @ git+{checkout.as_uri()}@main"
+    assert releases.upstream_requirement(str(wheel)) == f"transformers @ {wheel.as_uri()}"
+    assert releases.upstream_requirement("git+https://example.invalid/t.git") == (
+        "transformers @ git+https://example.invalid/t.git@main"
+    )
+    assert releases.upstream_requirement("git+https://example.invalid/t.git@v5") == (
+        "transformers @ git+https://example.invalid/t.git@v5"
+    )
+    monkeypatch.setenv(releases.UPSTREAM_ENV, str(wheel))
+    assert releases.upstream_requirement() == f"transformers @ {wheel.as_uri()}"
+    with pytest.raises(releases.ReleaseError, match="neither a local path nor a URL"):
+        releases.upstream_requirement("no-such-folder")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("", "empty"),
+        ("5.10.3", r"5\.10\.3 is not on the package index"),
+        ("soon", "neither a version, a range"),
+        (">=9", "no final release"),
+        (">=5.x", "not a PEP 440 range"),
+        ("minors", "names no release from 9"),
+    ],
+)
+def test_bad_specs(spec: str, message: str) -> None:
+    with pytest.raises(releases.ReleaseError, match=message):
+        labels(spec, floor="9")
+
+
+def test_last_patch_per_minor_skips_pre_releases() -> None:
+    versions = [Version(v) for v in ("5.1.0", "5.1.2", "5.2.0rc1", "5.1.1", "5.0.0", "4.57.6")]
+    assert releases.last_patch_per_minor(versions, Version("5.0")) == [Version("5.0.0"), Version("5.1.2")]
+
+
+def test_index_default_needs_no_pip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A uv-made virtualenv has no pip: the default index is still the one pip and uv use."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        releases.importlib.util, "find_spec", lambda name, *a: None if name == "pip" else real(name, *a)
+    )
+    monkeypatch.setattr(releases.subprocess, "run", lambda *a, **k: pytest.fail("pip must not be run"))
+    assert releases.index_url({}) == releases.DEFAULT_INDEX == "https://pypi.org/simple"
+
+
+# Planning: floor, shards.
+
+
+def test_floor_from_the_matrix(tmp_path: Path) -> None:
+    path = user_matrix(tmp_path)
+    matrix = load_matrix(path)
+    assert gridrun.matrix_floor(matrix, {}) == gridrun.MIN_FLOOR, (
+        "'<5.3' and a bare outcome have no lower bound"
+    )
+    assert gridrun.matrix_floor(matrix, {"floor": "4.57"}) == Version("4.57")
+    bundled = load_matrix(BUNDLED / "models.yaml")
+    assert gridrun.matrix_floor(bundled, {"floor": "4.57"}) == Version("4.57")
+    path.write_text(
+        'cases:\n  - id: a\n    repo: o/a\n    expect: {">=5.3,<5.11": alias, ">=5.11": native}\n'
+        '  - id: b\n    repo: o/b\n    expect: {"==5.6.*": broken, ">=5.7": native}\n'
+    )
+    assert gridrun.matrix_floor(load_matrix(path), {}) == Version("5.3"), "the lowest lower bound"
+
+
+def test_a_bad_floor_is_a_located_matrix_problem(tmp_path: Path) -> None:
+    from pytest_tokcompat.errors import MatrixError
+
+    path = tmp_path / "m.yaml"
+    path.write_text("version: 1\nfloor: 4.57\ncases: []\n")
+    with pytest.raises(MatrixError, match=r"m\.yaml:2: 'floor' must be a transformers version"):
+        load_matrix(path)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 5, 7, 40])
+def test_shards_are_disjoint_contiguous_and_cover_every_cell(count: int) -> None:
+    found = releases.resolve_spec("minors,main", index=INDEX, fetch=recorded, upstream=str(DATA))
+    cells = gridrun.plan_cells(found, ["b", "a", "c"])
+    assert cells[:4] == [("4.44.2", EXTRAS), ("4.44.2", "a"), ("4.44.2", "b"), ("4.44.2", "c")]
+    shards = [gridrun.shard_of(cells, index, count) for index in range(1, count + 1)]
+    assert [cell for shard in shards for cell in shard] == cells
+    assert all(len(shard) in (len(cells) // count, len(cells) // count + 1) for shard in shards)
+    assert shards == [gridrun.shard_of(cells, index, count) for index in range(1, count + 1)]
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "1", "a/b", "1/0"])
+def test_bad_shard(text: str) -> None:
+    with pytest.raises(gridrun.BadInput, match="1 <= I <= N"):
+        gridrun.parse_shard(text)
+
+
+# Keys: what determines a cell.
+
+
+VERSIONS = {"python": "3.11.7", "transformers": "5.10.4", "tokenizers": "0.22.2", "huggingface_hub": "1.3"}
+
+
+def keys_of(path: Path) -> Keys:
+    import yaml
+
+    return Keys(load_matrix(path), yaml.safe_load(path.read_text()))
+
+
+def test_a_key_changes_with_each_thing_that_determines_the_cell(tmp_path: Path) -> None:
+    path = user_matrix(tmp_path)
+    before = keys_of(path)
+    ds, qwen = before.key("deepseek-v3.2-exp", VERSIONS), before.key("qwen3-0.6b", VERSIONS)
+    extras = before.key(EXTRAS, VERSIONS)
+    assert ds and qwen and extras and len({ds, qwen, extras}) == 3
+    assert keys_of(path).key("deepseek-v3.2-exp", VERSIONS) == ds, "stable across runs"
+    assert before.key("deepseek-v3.2-exp", VERSIONS | {"tokenizers": "0.23.0"}) != ds
+    assert before.key("deepseek-v3.2-exp", VERSIONS | {"transformers": "5.11.0"}) != ds
+    # A snapshot's manifest changes: that case and the extras change, the other case does not.
+    manifest = tmp_path / "matrix" / "snapshots" / "deepseek-v3.2-exp" / "tokcompat-sources.json"
+    manifest.write_text(manifest.read_text() + " ")
+    after = keys_of(path)
+    assert after.key("deepseek-v3.2-exp", VERSIONS) != ds
+    assert after.key("qwen3-0.6b", VERSIONS) == qwen
+    assert after.key(EXTRAS, VERSIONS) != extras
+    # The golden ids and the entry's own YAML.
+    golden = tmp_path / "matrix" / "golden" / "qwen3-0.6b.json"
+    golden.write_text(golden.read_text() + " ")
+    assert keys_of(path).key("qwen3-0.6b", VERSIONS) != qwen
+    path.write_text(path.read_text().replace("expect: native", "expect: alias"))
+    assert keys_of(path).key("qwen3-0.6b", VERSIONS) not in (qwen, None)
+
+
+def test_the_judges_version_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = user_matrix(tmp_path)
+    key = keys_of(path).key("qwen3-0.6b", VERSIONS)
+    monkeypatch.setattr(gridrun, "judge_version", lambda: "0.1.0+other")
+    assert keys_of(path).key("qwen3-0.6b", VERSIONS) != key
+
+
+def test_the_judges_version_follows_the_judging_sources_not_the_ci_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "pytest_tokcompat"
+    shutil.copytree(gridrun.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__", "bundled"))
+    monkeypatch.setattr(gridrun, "PACKAGE_DIR", copy)
+    before = gridrun.judge_version()
+    assert before.startswith("0.1.0+")
+    (copy / "ci" / "grid.py").write_text("# another grid\n")
+    assert gridrun.judge_version() == before
+    (copy / "judge" / "parity.py").write_text((copy / "judge" / "parity.py").read_text() + "\n# changed\n")
+    assert gridrun.judge_version() != before
+
+
+def test_a_hub_entry_at_a_branch_is_never_reused(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "cases:\n  - id: pinned\n    repo: o/p\n    revision: " + "a" * 40 + "\n    expect: native\n"
+        "  - id: moving\n    repo: o/m\n    expect: native\n"
+    )
+    keys = keys_of(path)
+    assert keys.key("pinned", VERSIONS) is not None
+    assert keys.key("moving", VERSIONS) is None
+    assert keys.key(EXTRAS, VERSIONS) is None, "the extras judge every case"
+
+
+def test_cell_cache_round_trip_and_damage(tmp_path: Path) -> None:
+    cache = gridrun.CellCache(tmp_path)
+    key = "ab" + "0" * 62
+    assert cache.get(key) is None
+    cache.put(key, [{"id": "x", "status": "passed"}], {"cell": "case"})
+    assert cache.get(key) == [{"id": "x", "status": "passed"}]
+    (tmp_path / "ab" / f"{key}.json").write_text("{")
+    assert cache.get(key) is None
+
+
+def test_env_versions_are_read_from_the_env_files(tmp_path: Path) -> None:
+    FakeTox().build(tmp_path / "env", "tf-main")
+    versions = gridrun.env_versions(tmp_path / "env")
+    assert versions == {
+        "python": "3.11.7",
+        "transformers": "5.12.0.dev0",
+        "tokenizers": "0.22.2",
+        "huggingface_hub": "1.33.0",
+        "pytest-tokcompat": "0.1.0",
+        "commit": "ab" * 20,
+    }
+    assert gridrun.env_versions(tmp_path / "nothing") is None
+
+
+def test_the_generated_tox_config(tmp_path: Path) -> None:
+    found = releases.resolve_spec("5.10.4,main", index=INDEX, fetch=recorded, upstream=str(DATA))
+    wheel = tmp_path / "pytest_tokcompat-0.1.0-py3-none-any.whl"
+    text = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3").read_text()
+    assert "runner = uv-venv-runner" in text and "package = skip" in text
+    assert (
+        f"[testenv:tf-5.10.4]\ndescription = the matrix under transformers==5.10.4 (explicit)\ndeps =\n    {wheel}\n    transformers==5.10.4\n"
+        in text
+    )
+    assert "[testenv:tf-main]" in text and f"transformers @ {DATA.resolve().as_uri()}" in text
+    assert "-p pytest_tokcompat.ci.gridselect" in text and "change_dir = {env_tmp_dir}" in text
+    assert "HF_HUB_OFFLINE" not in text
+    offline = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", True)
+    assert "    HF_HUB_OFFLINE = 1\nchange_dir" in offline.read_text(), (
+        "snapshots only: the hub is never needed"
+    )
+
+
+# The command, with tox stood in.
+
+
+def test_a_run_prints_the_grid_and_a_rerun_reuses_every_cell(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 0, out + err
+    assert "| deepseek-v3.2-exp | alias | native Δ |" in out
+    assert "| alias:deepseek_v32 | needed | obsolete Δ |" in out
+    assert "cells: 6, reused 0, judged 6" in out
+    assert sorted(tox.builds) == ["tf-5.10.4", "tf-5.11.0"]
+    assert sorted(tox.judged) == [
+        ("tf-5.10.4", ("deepseek-v3.2-exp", "qwen3-0.6b"), True),
+        ("tf-5.11.0", ("deepseek-v3.2-exp", "qwen3-0.6b"), True),
+    ]
+    reports = sorted((project / "tokcompat-grid" / "reports").glob("*.json"))
+    assert [p.name for p in reports] == ["transformers-5.10.4.json", "transformers-5.11.0.json"]
+    first = json.loads(reports[0].read_text())
+    assert first["grid_run"]["judged"] == [EXTRAS, "deepseek-v3.2-exp", "qwen3-0.6b"]
+    for name in ("grid.md", "grid.html", "grid.json"):
+        assert (project / "tokcompat-grid" / name).stat().st_size > 0
+
+    tox.builds.clear(), tox.judged.clear()
+    code, again, _ = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 0
+    assert "cells: 6, reused 6, judged 0 (nothing changed)" in again
+    assert tox.builds == [] and tox.judged == [], "nothing to build, nothing to judge"
+    assert again.split("cells:")[0] == out.split("cells:")[0], "the same grid"
+    second = json.loads(reports[0].read_text())
+    assert second["grid_run"]["reused"] == [EXTRAS, "deepseek-v3.2-exp", "qwen3-0.6b"]
+    assert second["cases"] == first["cases"]
+
+
+def test_a_changed_entry_rejudges_only_that_case_and_the_extras(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert grid(["--releases", "5.10.4,5.11.0"], capsys)[0] == 0
+    tox.judged.clear()
+    path = project / "matrix" / "models.yaml"
+    path.write_text(path.read_text().replace("expect: native", "expect: alias"))
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 1, "a wrong expectation"
+    assert sorted(tox.judged) == [("tf-5.10.4", ("qwen3-0.6b",), True), ("tf-5.11.0", ("qwen3-0.6b",), True)]
+    assert "| qwen3-0.6b | native ✗ (expected alias) | native ✗ (expected alias) |" in out
+    assert "| deepseek-v3.2-exp | alias | native Δ |" in out, "the whole grid, reused cells included"
+    assert "### Alarms" in out and "cells: 6, reused 2, judged 4" in out
+
+
+def test_main_is_never_reused_and_names_its_commit(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["--releases", "5.11.0,main", "--upstream", str(tmp_path)]
+    code, out, _ = grid(argv, capsys)
+    assert code == 0
+    assert "| case | 5.11.0 | 5.12.0.dev0 |" in out
+    assert f"transformers main = 5.12.0.dev0 at {'ab' * 6}: 0 reused, 3 judged" in out
+    tox.builds.clear(), tox.judged.clear()
+    tox.commit = "cd" * 20
+    code, out, _ = grid(argv, capsys)
+    assert code == 0
+    assert tox.builds == ["tf-main"], "main is rebuilt, the release is kept"
+    assert [env for env, _, _ in tox.judged] == ["tf-main"]
+    assert f"transformers main = 5.12.0.dev0 at {'cd' * 6}: 0 reused, 3 judged" in out
+    assert "transformers 5.11.0: 3 reused, 0 judged" in out
+
+
+def test_a_stand_in_upstream_at_a_released_version_gets_its_own_column(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(gridrun, "run_tox", FakeTox(main_version="5.11.0"))
+    code, out, _ = grid(["--releases", "5.11.0,main", "--upstream", str(tmp_path)], capsys)
+    assert code == 0
+    assert "| case | 5.11.0 | 5.11.0+main |" in out
+
+
+def test_an_env_that_cannot_be_built_still_prints_the_grid_and_exits_3(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tox.fail_build.add("tf-5.11.0")
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 3
+    assert "| deepseek-v3.2-exp | alias | not-checked ? |" in out
+    assert "could not be built" in out and "incomplete grid" in out
+    report = json.loads((project / "tokcompat-grid" / "reports" / "transformers-5.11.0.json").read_text())
+    assert report["complete"] is False
+    assert {r["status"] for r in report["cases"]} == {"not-checked"}
+    # and the next run builds it and judges only what is missing
+    tox.fail_build.clear(), tox.judged.clear()
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 0
+    assert [env for env, _, _ in tox.judged] == ["tf-5.11.0"]
+
+
+def test_a_child_that_dies_is_not_checked_and_never_cached(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tox.crash.add("tf-5.10.4")
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 3
+    assert "wrote no report (exit 3)" in out
+    tox.crash.clear(), tox.judged.clear()
+    assert grid(["--releases", "5.10.4,5.11.0"], capsys)[0] == 0
+    assert [env for env, _, _ in tox.judged] == ["tf-5.10.4"]
+
+
+def test_shards_merge_into_the_whole_grid(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = []
+    for index in (1, 2, 3):
+        out_dir = project / f"shard{index}"
+        code, out, _ = grid(
+            ["--releases", "5.10.4,5.11.0", "--shard", f"{index}/3", "--output", str(out_dir)], capsys
+        )
+        assert code == 0, out
+        outputs.append(out_dir)
+    judged = [(env, cases, extras) for env, cases, extras in tox.judged]
+    assert sum(len(cases) + extras for _, cases, extras in judged) == 6, "every cell judged once"
+    reports = [p for out_dir in outputs for p in sorted((out_dir / "reports").glob("*.json"))]
+    assert all(".shard-" in p.name for p in reports)
+    assert main(["report", *map(str, reports)]) == 0
+    merged = capsys.readouterr().out
+    assert "| deepseek-v3.2-exp | alias | native Δ |" in merged
+    assert "| qwen3-0.6b | native | native |" in merged
+    # a shard that never reported leaves the grid incomplete
+    partial = [p for p in reports if not str(p).startswith(str(outputs[1]))]
+    assert main(["report", *map(str, partial)]) == 3
+    whole = merge(load_reports(partial))
+    assert whole.exit_status() == 3
+    assert any("planned cells have no report" in reason for reason in whole.incomplete)
+
+
+def test_bad_input_exits_2(project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = grid(["--releases", "5.10.3"], capsys)
+    assert code == 2 and "not on the package index" in err
+    code, _, err = grid(["--shard", "4/3"], capsys)
+    assert code == 2 and "--shard" in err
+    (project / "matrix" / "models.yaml").write_text("cases:\n  - id: x\n    expect: nope\n")
+    code, _, err = grid(["--releases", "5.11.0"], capsys)
+    assert code == 2 and "the matrix has 2 problem(s)" in err and "models.yaml:2" in err
+    assert tox.builds == []
+
+
+def test_the_default_matrix_is_the_projects_else_the_bundled_one(tmp_path: Path) -> None:
+    assert gridrun.default_matrix(tmp_path) == BUNDLED / "models.yaml"
+    user_matrix(tmp_path)
+    assert gridrun.default_matrix(tmp_path) == tmp_path / "matrix" / "models.yaml"
+
+
+# The child side: the selection plugin inside a real pytest --tokcompat run.
+
+
+def test_the_selection_plugin_keeps_only_the_chosen_cells(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toys import native_toy
+
+    native_toy(pytester.path / "a")
+    native_toy(pytester.path / "b")
+    matrix = pytester.path / "m.yaml"
+    matrix.write_text(
+        "cases:\n  - id: a\n    snapshot: a\n    expect: native\n  - id: b\n    snapshot: b\n    expect: native\n"
+    )
+    select = pytester.path / "select.json"
+    select.write_text(json.dumps({"cases": ["b"], "matrix_cases": ["a", "b"], "extras": False}))
+    monkeypatch.setenv("TOKCOMPAT_GRID_SELECT", str(select))
+    report = pytester.path / "r.json"
+    result = pytester.runpytest(
+        "--tokcompat", "--tokcompat-matrix", str(matrix), "-p", "pytest_tokcompat.ci.gridselect",
+        "-p", "no:randomly", "--tokcompat-report", str(report),
+    )  # fmt: skip
+    result.assert_outcomes(passed=1, deselected=2)
+    statuses = {r["id"]: r["status"] for r in json.loads(report.read_text())["cases"]}
+    assert statuses == {"a": "not-checked", "b": "passed", "alias:deepseek_v32": "not-checked"}
+
+
+def test_own_wheel_holds_the_package_the_bundled_matrix_and_the_entry_points(tmp_path: Path) -> None:
+    import zipfile
+
+    from pytest_tokcompat.ci.install import own_wheel
+
+    wheel = own_wheel(tmp_path)
+    assert own_wheel(tmp_path) == wheel, "written once per content"
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pytest_tokcompat/ci/gridrun.py" in names
+    assert "pytest_tokcompat/bundled/models.yaml" in names
+    assert "pytest_tokcompat/bundled/snapshots/qwen3-0.6b/tokcompat-sources.json" in names
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    info = [n for n in names if ".dist-info/" in n]
+    assert sorted(n.split("/")[1] for n in info) == ["METADATA", "RECORD", "WHEEL", "entry_points.txt"]
+    entry_points = zipfile.ZipFile(wheel).read(next(n for n in info if n.endswith("entry_points.txt")))
+    assert b"tokcompat = pytest_tokcompat.pytest_plugin.plugin" in entry_points
+
+
+def test_plan_prints_the_resolved_releases_and_builds_nothing(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = grid(["--plan", "--releases", "latest,5.10.4,main", "--upstream", str(tmp_path)], capsys)
+    assert code == 0
+    assert json.loads(out) == {
+        "releases": "5.10.4,5.11.0,main",
+        "labels": ["5.10.4", "5.11.0", "main"],
+        "cells": 9,
+    }
+    assert tox.builds == [] and not (project / "tokcompat-grid").exists()
+
+
+def test_own_wheel_from_a_plain_install(tmp_path: Path) -> None:
+    """A plain install of a path, a wheel or a git URL leaves the same layout: the package (bundled matrix
+    inside) and its dist-info in site-packages. The wheel is made from those files, not from any checkout."""
+    import subprocess
+    import sys
+    import zipfile
+
+    from pytest_tokcompat.ci.install import own_wheel
+
+    site = tmp_path / "site-packages"
+    zipfile.ZipFile(own_wheel(tmp_path / "first")).extractall(site)
+    marker = site / "pytest_tokcompat" / "ci" / "installed_marker.py"
+    marker.write_text("# only in this install\n")
+    done = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; from pathlib import Path; from pytest_tokcompat.ci.install import own_wheel, PACKAGE_DIR; "
+         "print(PACKAGE_DIR); print(own_wheel(Path(sys.argv[1])))", str(tmp_path / "second")],
+        env={**os.environ, "PYTHONPATH": str(site)}, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    package_dir, wheel = done.stdout.split()
+    assert Path(package_dir) == site / "pytest_tokcompat"
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pytest_tokcompat/ci/installed_marker.py" in names
+    assert "pytest_tokcompat/bundled/models.yaml" in names
+    assert sum(name.endswith("/METADATA") for name in names) == 1
+
+
+def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tox invocation: this run's config and work dir only; an outer tox env's TOX_* settings and
+    PYTHONPATH stay out; per-env exit codes come from tox's result JSON."""
+    seen: dict[str, Any] = {}
+
+    class Done:
+        returncode = 1
+
+    def fake_run(command: list[str], **kwargs: Any) -> Done:
+        seen["command"], seen["env"] = command, kwargs["env"]
+        result = {
+            "testenvs": {"tf-5.11.0": {"result": {"exit_code": 0}}, "tf-5.10.4": {"result": {"exit_code": 1}}}
+        }
+        (tmp_path / "tox-result.json").write_text(json.dumps(result))
+        return Done()
+
+    monkeypatch.setattr(gridrun.subprocess, "run", fake_run)
+    monkeypatch.setenv("TOX_WORK_DIR", "/elsewhere")
+    monkeypatch.setenv("PYTHONPATH", "/a/checkout")
+    monkeypatch.setenv("UV_INDEX_URL", "https://index.invalid/simple")
+    done = gridrun.run_tox(
+        tmp_path, ["tf-5.10.4", "tf-5.11.0"], jobs=2, notest=True, recreate=True, log=tmp_path / "log"
+    )
+    assert done.results == {"tf-5.10.4": 1, "tf-5.11.0": 0}
+    command = seen["command"]
+    assert command[command.index("-c") + 1] == str(tmp_path / "tox.ini")
+    assert command[command.index("--workdir") + 1] == str(tmp_path / ".tox")
+    assert {"run-parallel", "--notest", "-r"} <= set(command)
+    assert "TOX_WORK_DIR" not in seen["env"] and "PYTHONPATH" not in seen["env"]
+    assert seen["env"]["UV_INDEX_URL"] == "https://index.invalid/simple", "the index configuration passes"
+    assert "$ " in (tmp_path / "log").read_text()
