@@ -599,11 +599,7 @@ def test_an_interrupted_or_broken_whole_run_is_incomplete_but_not_a_partial_sele
 # --- the fixtures and the time limit ------------------------------------------------------------
 
 
-def test_tokcompat_tokenizer_judges_each_case_once_per_run(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from transformers import AutoTokenizer
-
+def test_tokcompat_tokenizer_judges_each_case_once_per_run(pytester: pytest.Pytester) -> None:
     toys.native_toy(pytester.path / "native")
     matrix = write_matrix(pytester.path, "  - {id: native, snapshot: native, expect: native}\n")
     pytester.makepyfile(
@@ -618,29 +614,40 @@ def test_tokcompat_tokenizer_judges_each_case_once_per_run(
             assert tokcompat_case.id == "native"
         """
     )
-    loads: list[str] = []
-    original = AutoTokenizer.from_pretrained
+    # Judgements and this process's loads are counted inside the run, in a process of its own (the
+    # attempts themselves load in child processes).
+    pytester.makeconftest(
+        """
+        from pathlib import Path
 
-    def counting(path: str, *args: object, **kwargs: object) -> object:
-        loads.append(str(path))
-        return original(path, *args, **kwargs)
+        from transformers import AutoTokenizer
 
-    from pytest_tokcompat.judge import evaluate
+        from pytest_tokcompat.judge import evaluate
 
-    judged: list[str] = []
-    original_judge = evaluate.judge
 
-    def counting_judge(folder: Path, **kwargs: object) -> object:
-        judged.append(str(folder))
-        return original_judge(folder, **kwargs)  # type: ignore[arg-type]
+        def pytest_configure(config):
+            def counted(name, original):
+                def call(*args, **kwargs):
+                    with Path(config.rootpath, name).open("a") as out:
+                        out.write(f"{args[0]}\\n")
+                    return original(*args, **kwargs)
 
-    monkeypatch.setattr(AutoTokenizer, "from_pretrained", counting)
-    monkeypatch.setattr(evaluate, "judge", counting_judge)
-    run(pytester, matrix).assert_outcomes(passed=4, skipped=1)
-    # One judgement for the case item and all three tests (its attempts load in child processes), then
-    # one load in this process, of the verdict's remedy, that the three tests share.
+                return call
+
+            evaluate.judge = counted("judged.txt", evaluate.judge)
+            AutoTokenizer.from_pretrained = counted("loaded.txt", AutoTokenizer.from_pretrained)
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "--tokcompat", f"--tokcompat-matrix={matrix}", "-p", "no:randomly", "-p", "no:xdist"
+    )
+    result.assert_outcomes(passed=4, skipped=1)
+    judged = (pytester.path / "judged.txt").read_text().splitlines()
+    loaded = (pytester.path / "loaded.txt").read_text().splitlines()
+    # One judgement for the case item and all three tests, then one load in this process, of the
+    # verdict's remedy, that the three tests share.
     assert len(judged) == 1, judged
-    assert len(loads) == 1, loads
+    assert len(loaded) == 1, loaded
 
 
 def test_tokcompat_tokenizer_honours_the_limit_options(pytester: pytest.Pytester) -> None:
