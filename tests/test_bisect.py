@@ -249,7 +249,7 @@ def test_cli_refuses_clearly(
 @pytest.mark.usefixtures("offline")
 def test_cli_refuses_an_unknown_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     matrix = tmp_path / "models.yaml"
-    matrix.write_text("version: 1\ncases: []\n")
+    matrix.write_text("version: 1\ncases:\n  - {id: other, repo: o/n, expect: native}\n")
     assert main(["bisect", "nope", "--matrix", str(matrix)]) == 2
     assert "neither a folder nor a case id" in capsys.readouterr().err
 

@@ -10,7 +10,9 @@ from packaging.version import Version
 
 from pytest_tokcompat.matrix.loader import (
     CASE_KEYS,
+    MAX_MATRIX_BYTES,
     MAX_NODES,
+    MAX_PROBLEMS,
     OUTCOMES,
     Case,
     Expectation,
@@ -21,6 +23,8 @@ from pytest_tokcompat.matrix.loader import (
     parse_matrix,
 )
 from pytest_tokcompat.matrix.versions import matching_ranges, overlapping_pairs, parse_range
+
+ONE_CASE = "cases:\n  - {id: a, repo: o/n, expect: native}\n"
 
 
 def write(tmp_path: Path, text: str, name: str = "models.yaml") -> Path:
@@ -135,8 +139,10 @@ def test_defaults_and_snapshot_with_sources_file_only(tmp_path: Path) -> None:
     assert case.texts == () and case.served_names == () and case.note is None
 
 
-def test_empty_cases_list_is_a_valid_matrix(tmp_path: Path) -> None:
-    assert load_matrix(write(tmp_path, "version: 1\ncases: []\n")).cases == []
+def test_an_empty_matrix_is_refused_as_a_run_that_checks_nothing(tmp_path: Path) -> None:
+    problem = only_problem(write(tmp_path, "version: 1\ncases: []\n"))
+    assert problem.line == 2 and "a run of this matrix would check nothing" in problem.what
+    assert "add at least one case" in problem.fix
 
 
 def test_parse_matrix_uses_the_given_path_for_locations(tmp_path: Path) -> None:
@@ -175,7 +181,7 @@ def test_unknown_case_key(tmp_path: Path) -> None:
 
 
 def test_unknown_top_level_key(tmp_path: Path) -> None:
-    path = write(tmp_path, "version: 1\ncase:\n  - id: a\ncases: []\n")
+    path = write(tmp_path, "version: 1\ncase:\n  - id: a\n" + ONE_CASE)
     problem = only_problem(path)
     assert (problem.line, problem.case) == (2, None)
     assert "unknown top-level key 'case'" in problem.what
@@ -232,7 +238,7 @@ def test_missing_cases_id_expect_and_source(tmp_path: Path) -> None:
 
 
 def test_bad_version_and_golden_dir(tmp_path: Path) -> None:
-    problems = problems_of(write(tmp_path, "version: 2\ngolden_dir: [x]\ncases: []\n"))
+    problems = problems_of(write(tmp_path, "version: 2\ngolden_dir: [x]\n" + ONE_CASE))
     assert [(p.line, p.what) for p in problems] == [
         (1, "matrix version 2 is not supported"),
         (2, "'golden_dir' must be a folder name"),
@@ -301,8 +307,8 @@ def test_duplicate_range_key_is_reported_once(tmp_path: Path) -> None:
 
 
 def test_duplicate_top_level_key(tmp_path: Path) -> None:
-    problem = only_problem(write(tmp_path, "version: 1\ncases: []\nversion: 1\n"))
-    assert (problem.line, problem.case, problem.what) == (3, None, "duplicate key 'version'")
+    problem = only_problem(write(tmp_path, "version: 1\n" + ONE_CASE + "version: 1\n"))
+    assert (problem.line, problem.case, problem.what) == (4, None, "duplicate key 'version'")
 
 
 @pytest.mark.parametrize("spec", ["5.0", ">=five", "=>5.0", "~=5", ">=5.0;<6", "latest"])
@@ -510,6 +516,60 @@ def test_too_many_nodes(tmp_path: Path) -> None:
     path = write(tmp_path, "\n".join(lines) + "\ncases: []\n")
     problems = problems_of(path)
     assert any(f"more than {MAX_NODES} YAML nodes" in p.what for p in problems)
+
+
+@pytest.mark.parametrize("bad_id", ["qwen\\n", "qwen\\r\\n", "\\nqwen", "qw\\ten"])
+def test_an_id_must_match_whole_a_trailing_newline_is_refused(tmp_path: Path, bad_id: str) -> None:
+    # A YAML double-quoted scalar: the escapes become the real characters in the id.
+    path = write(tmp_path, f'cases:\n  - id: "{bad_id}"\n    repo: o/n\n    expect: native\n')
+    problem = only_problem(path)
+    assert problem.line == 2 and "'id' must be a name of letters" in problem.what
+
+
+def test_a_matrix_file_over_the_size_cap_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "models.yaml"
+    path.write_bytes(b"- a\n" * (5 * MAX_MATRIX_BYTES // 4))  # 5 MB of tiny nodes
+    problem = only_problem(path)
+    assert problem.line == 1
+    assert "the matrix file is 5.0 MB, over the 1 MB limit" in problem.what
+    assert "split it into several matrix files" in problem.fix
+
+
+def test_parse_matrix_applies_the_size_cap_too(tmp_path: Path) -> None:
+    with pytest.raises(MatrixError, match="over the 1 MB limit"):
+        parse_matrix("#" * (MAX_MATRIX_BYTES + 1), tmp_path / "m.yaml")
+
+
+def test_a_flood_of_tiny_nodes_is_stopped_while_composing_at_its_line(tmp_path: Path) -> None:
+    count = MAX_NODES + MAX_NODES // 4  # under the size cap: only the node count can stop it
+    path = write(tmp_path, "cases:\n" + "- a\n" * count)
+    assert path.stat().st_size < MAX_MATRIX_BYTES
+    problem = only_problem(path)
+    assert problem.what == f"more than {MAX_NODES} YAML nodes"
+    # Located where the count passed the cap, not at the end of the file: composing stopped there. The
+    # mapping, its key and the list are the first three nodes; item n is on line n + 1.
+    assert problem.line == MAX_NODES - 1
+    assert "split the matrix into several files" in problem.fix
+
+
+def test_the_node_count_holds_without_libyaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    from pytest_tokcompat.matrix import loader
+
+    monkeypatch.setattr(yaml, "__with_libyaml__", False)  # the pure-Python composer counts on its own
+    monkeypatch.setattr(loader, "MAX_NODES", 1000)  # ~50 µs a node there: keep the test short
+    path = write(tmp_path, "cases:\n" + "- a\n" * 1200)
+    problem = only_problem(path)
+    assert (problem.line, problem.what) == (999, "more than 1000 YAML nodes")
+
+
+def test_thousands_of_problems_are_listed_up_to_a_cap(tmp_path: Path) -> None:
+    path = write(tmp_path, "cases:\n" + "  - a\n" * (MAX_PROBLEMS + 50))
+    problems = problems_of(path)
+    assert len(problems) == MAX_PROBLEMS + 1
+    assert problems[-1].what == "and 50 more problems"
+    assert all(p.what == "a case must be a mapping" for p in problems[:-1])
 
 
 # --- several problems at once ---------------------------------------------------------------------

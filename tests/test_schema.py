@@ -90,7 +90,6 @@ def test_every_property_has_a_description() -> None:
 
 VALID = {
     "minimal": "cases:\n  - id: a\n    repo: o/n\n    expect: native\n",
-    "empty": "version: 1\ncases: []\n",
     "ranges": 'cases:\n  - id: a\n    repo: o/n\n    expect: {"<5.11": alias, ">=5.11": native}\n',
     "everything": textwrap.dedent(
         """\
@@ -113,6 +112,8 @@ INVALID = {
     "unknown case key": "cases:\n  - id: a\n    repo: o/n\n    colour: x\n    expect: native\n",
     "unknown top key": "cases: []\nextra: 1\n",
     "no cases": "version: 1\n",
+    "empty cases": "version: 1\ncases: []\n",
+    "id with a trailing newline": 'cases:\n  - id: "a\\n"\n    repo: o/n\n    expect: native\n',
     "cases not a list": "cases: {id: a}\n",
     "version 2": "version: 2\ncases: []\n",
     "unknown outcome": "cases:\n  - id: a\n    repo: o/n\n    expect: nativ\n",
@@ -210,4 +211,9 @@ def test_a_report_pytest_writes_is_valid_and_a_partial_run_never_replaces_it(
         "alias:deepseek_v32": "not-checked",
     }
     assert main(["report", str(complete), str(partial)]) == 3
-    assert f"{partial}: not every case ran (pytest exit status 0" in capsys.readouterr().out
+    assert rerun["selection"] == {"partial": True, "reason": "1 of 3 matrix items selected (-k 'first')"}
+    # The reporter marks the selection, so the grid names it rather than a run that did not finish.
+    assert (
+        f"{partial}: the run selected part of the matrix (1 of 3 matrix items selected (-k 'first')): "
+        "run the whole matrix" in capsys.readouterr().out
+    )

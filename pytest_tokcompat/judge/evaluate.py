@@ -9,7 +9,8 @@ gives the same verdict, parity and record in every one of them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from pytest_tokcompat.errors import (
     TokcompatError,
 )
 from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, verdict_alarm
+from pytest_tokcompat.judge.cache import JudgeCache
 from pytest_tokcompat.judge.ladder import (
     DEFAULT_LIMITS,
     Attempt,
@@ -40,8 +42,6 @@ from pytest_tokcompat.model import CaseStatus, Verdict
 from pytest_tokcompat.sources.resolve import Checkpoint, MatchedBy, Source, identify, resolve
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
-_JUDGED: dict[tuple[str, str], Judgement] = {}
-"""Judgements of this process, so an alias lifecycle item reuses its cases' loads."""
 
 
 class Failure(str, Enum):
@@ -145,6 +145,7 @@ def evaluate(
     registry: dict[str, Alias] | None = None,
     limits: Limits = DEFAULT_LIMITS,
     loaders: Sequence[ClientLoader] = (),
+    cache: JudgeCache | None = None,
 ) -> Evaluation:
     """Resolve ``target`` (see :func:`~pytest_tokcompat.sources.resolve.resolve`) and judge it.
 
@@ -152,7 +153,8 @@ def evaluate(
     opt-in applies, and a missing expectation fails it before anything loads). Never
     raises a deliberate error: what could not be had is NOT_CHECKED, what cannot be
     used as given is FAILED with ``failure`` BAD_INPUT and the error kept on ``error``.
-    ``loaders`` are the client loaders judged beside the verdict (information, never a rung).
+    ``loaders`` are the client loaders judged beside the verdict (information, never a rung);
+    ``cache`` is the run's judgements (pytest keeps one per session), so a case is judged once.
     """
     subject = target.id if isinstance(target, Case) else str(target)
     version = transformers_version()
@@ -195,6 +197,7 @@ def evaluate(
             keep_tokenizer=keep_tokenizer,
             limits=limits,
             loaders=loaders,
+            cache=cache,
         )
     except CheckpointError as error:
         # Files the judge cannot read (size cap, corrupt, unreadable): not checked, never broken, never passed.
@@ -265,25 +268,32 @@ def _judge(
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
     loaders: Sequence[ClientLoader] = (),
+    cache: JudgeCache | None = None,
 ) -> Judgement:
-    """The ladder with the checkpoint's opt-in, texts and golden ids; remembered for its alias item."""
+    """The ladder with the checkpoint's opt-in, texts and golden ids; remembered in the run's ``cache``."""
     case = checkpoint.case
-    judgement = judge(
-        checkpoint.folder,
-        trust_remote_code=checkpoint.trust_remote_code,
-        extra_texts=checkpoint.texts,
-        golden_path=checkpoint.golden_path,
-        registry=registry,
-        record_as=case.id if (record and case is not None) else None,
-        keep_tokenizer=keep_tokenizer,
-        limits=limits,
-        loaders=loaders,
-        acknowledged=case.acknowledged_for(transformers_version()) if case is not None else None,
+    reusable = (
+        cache is not None and case is not None and registry is None and not record and not keep_tokenizer
     )
-    if case is not None:
-        _JUDGED[(case.id, str(checkpoint.folder))] = replace(
-            judgement, tokenizer=None
-        )  # keep no tokenizer alive
+    if reusable and cache is not None and case is not None:
+        known = cache.judgement(case.id, checkpoint.folder)
+        if known is not None and [result.loader for result in known.loaders] == list(loaders):
+            return known  # judged earlier in this run (by its case item or a fixture): once per case
+    with cache.active() if cache is not None else nullcontext():
+        judgement = judge(
+            checkpoint.folder,
+            trust_remote_code=checkpoint.trust_remote_code,
+            extra_texts=checkpoint.texts,
+            golden_path=checkpoint.golden_path,
+            registry=registry,
+            record_as=case.id if (record and case is not None) else None,
+            keep_tokenizer=keep_tokenizer,
+            limits=limits,
+            loaders=loaders,
+            acknowledged=case.acknowledged_for(transformers_version()) if case is not None else None,
+        )
+    if cache is not None and case is not None and registry is None:
+        cache.remember(case.id, checkpoint.folder, judgement)  # never under another registry
     return judgement
 
 
@@ -295,10 +305,17 @@ def run_case(
     registry: dict[str, Alias] | None = None,
     limits: Limits = DEFAULT_LIMITS,
     loaders: Sequence[ClientLoader] = (),
+    cache: JudgeCache | None = None,
 ) -> Evaluation:
     """A matrix case, as the matrix runs it (its snapshot or hub repo, its opt-in), with the client loaders."""
     return evaluate(
-        case, record=record, keep_tokenizer=keep_tokenizer, registry=registry, limits=limits, loaders=loaders
+        case,
+        record=record,
+        keep_tokenizer=keep_tokenizer,
+        registry=registry,
+        limits=limits,
+        loaders=loaders,
+        cache=cache,
     )
 
 
@@ -311,6 +328,7 @@ def judge_case(
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
     loaders: Sequence[ClientLoader] = (),
+    cache: JudgeCache | None = None,
 ) -> Judgement:
     """The ladder on ``folder`` with the case's own opt-in, texts and golden ids (the folder already had)."""
     checkpoint = Checkpoint(
@@ -331,6 +349,7 @@ def judge_case(
         keep_tokenizer=keep_tokenizer,
         limits=limits,
         loaders=loaders,
+        cache=cache,
     )
 
 
@@ -389,6 +408,7 @@ def run_alias(
     cases: list[Case],
     registry: dict[str, Alias] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    cache: JudgeCache | None = None,
 ) -> AliasOutcome:
     """Judge an alias's lifecycle on the cases of its model_type."""
     relevant: list[Checkpoint] = []
@@ -406,8 +426,14 @@ def run_alias(
     for checkpoint in relevant:
         case_id = checkpoint.subject
         try:
-            judgement = _JUDGED.get((case_id, str(checkpoint.folder))) if registry is None else None
-            judgements.append((case_id, judgement or _judge(checkpoint, registry=registry, limits=limits)))
+            known = (
+                cache.judgement(case_id, checkpoint.folder)
+                if cache is not None and registry is None
+                else None
+            )
+            judgements.append(
+                (case_id, known or _judge(checkpoint, registry=registry, limits=limits, cache=cache))
+            )
         except CheckpointError:
             continue
     if not judgements:

@@ -134,29 +134,33 @@ class Parity:
         return f"not checked: {self.reason}"
 
 
-_REFERENCES: dict[tuple[str, int, int], Any] = {}
-
-
 def reference_tokenizer(folder: Path) -> Any | None:
-    """The checkpoint's tokenizer.json parsed by ``tokenizers``, once per file per process."""
+    """The checkpoint's tokenizer.json parsed by ``tokenizers``; once per run where the run keeps a cache."""
     path = folder / "tokenizer.json"
     if not path.is_file():
         return None
+    from pytest_tokcompat.judge.cache import active_cache
+
+    cache = active_cache()
+    if cache is None:
+        return _parse_reference(path)
     stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key not in _REFERENCES:
-        from tokenizers import Tokenizer
+    return cache.reference(
+        (str(path.resolve()), stat.st_size, stat.st_mtime_ns), lambda: _parse_reference(path)
+    )
 
-        from pytest_tokcompat.judge.static import CheckpointError
 
-        _REFERENCES.clear()  # one large reference at a time keeps workers' memory flat
-        try:
-            _REFERENCES[key] = Tokenizer.from_file(str(path))
-        except Exception as error:  # the tokenizers library raises a bare Exception for bad files
-            raise CheckpointError(
-                f"{path} is not a valid tokenizer.json ({str(error)[:200]}); re-download it"
-            ) from None
-    return _REFERENCES[key]
+def _parse_reference(path: Path) -> Any:
+    from tokenizers import Tokenizer
+
+    from pytest_tokcompat.judge.static import CheckpointError
+
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as error:  # the tokenizers library raises a bare Exception for bad files
+        raise CheckpointError(
+            f"{path} is not a valid tokenizer.json ({str(error)[:200]}); re-download it"
+        ) from None
 
 
 def read_golden(path: Path) -> tuple[dict[str, list[int]], dict[str, str]]:

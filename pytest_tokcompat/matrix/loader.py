@@ -37,8 +37,17 @@ CASE_KEYS = {
 }
 TOP_KEYS = {"version", "cases", "golden_dir", "floor", "loaders"}
 LOADER_KEYS = {"name", "call", "attr", "kwargs"}
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# A case id, matched whole. Python's `$` also matches before a trailing newline, so "qwen\n" would pass
+# without the lookahead; the same text is the JSON Schema's pattern, which must also mean this in ECMA-262
+# (where `\Z` does not exist).
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$(?!\n)")
+# YAML nodes in one matrix: counted while composing, and again while reading (where each use of an alias
+# counts its whole anchored value).
 MAX_NODES = 200_000
+# A matrix file larger than this is refused before it is parsed (a matrix of 500 checkpoints is ~75 kB).
+MAX_MATRIX_BYTES = 1024 * 1024
+# Problems listed at once; past that, one line says how many more (a generated matrix can have thousands).
+MAX_PROBLEMS = 100
 SCALAR_TAGS = {
     "tag:yaml.org,2002:str",
     "tag:yaml.org,2002:int",
@@ -280,15 +289,35 @@ def default_matrix(
     return Path(os.path.abspath(bundled_matrix()))
 
 
+def _too_large(path: Path, size: int | None) -> MatrixError:
+    what = f"{size / 1024 / 1024:.1f} MB" if size is not None else "larger than that"
+    return MatrixError(
+        [
+            Problem(
+                path,
+                1,
+                None,
+                f"the matrix file is {what}, over the {MAX_MATRIX_BYTES // 1024 // 1024} MB limit",
+                "split it into several matrix files and run each with --tokcompat-matrix",
+            )
+        ]
+    )
+
+
 def load_matrix(path: str | Path) -> Matrix:
     """Read and validate a matrix file; raises MatrixError listing every problem."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as stream:
+            # Bounded: a huge file (or a device that never ends) is refused without being read whole.
+            raw = stream.read(MAX_MATRIX_BYTES + 1)
+            size = os.fstat(stream.fileno()).st_size or None
     except OSError as error:
         raise MatrixError(
             [Problem(path, 1, None, f"cannot read the matrix ({error.strerror})", "check the path")]
         ) from None
+    if len(raw) > MAX_MATRIX_BYTES:
+        raise _too_large(path, size)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -299,11 +328,74 @@ def load_matrix(path: str | Path) -> Matrix:
     return parse_matrix(text, path)
 
 
+class _NodeLimit(Exception):
+    def __init__(self, line: int) -> None:
+        self.line = line
+
+
+class _CountingLoader(yaml.SafeLoader):  # type: ignore[misc,unused-ignore]  # untyped without types-PyYAML
+    """Composes as SafeLoader does, but stops at MAX_NODES, before a flood of tiny nodes fills memory."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.composed = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.composed += 1
+        if self.composed > MAX_NODES:
+            raise _NodeLimit(self.peek_event().start_mark.line + 1)
+        node: yaml.Node | None = super().compose_node(parent, index)
+        return node
+
+
+def _count_nodes_fast(text: str) -> int | None:
+    """The line where the node count passes MAX_NODES, by libyaml's parser (~1 µs a node), or None.
+
+    The pure-Python composer needs ~50 µs a node; where libyaml is installed this finds an
+    oversized matrix in a fraction of a second. Syntax errors are left to the composer to report.
+    """
+    if not getattr(yaml, "__with_libyaml__", False):
+        return None
+    counted = 0
+    node_events = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent, yaml.AliasEvent)
+    try:
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            if isinstance(event, node_events):
+                counted += 1
+                if counted > MAX_NODES:
+                    return int(event.start_mark.line) + 1
+    except Exception:  # only a shortcut: whatever libyaml objects to, the composer reports properly
+        return None
+    return None
+
+
+def _compose(text: str) -> list[yaml.Node]:
+    loader = _CountingLoader(text)
+    try:
+        documents = []
+        while loader.check_node():
+            documents.append(loader.get_node())
+        return documents
+    finally:
+        loader.dispose()
+
+
 def parse_matrix(text: str, path: Path) -> Matrix:
     """Validate matrix text that came from ``path`` (used for locations and relative folders)."""
+    if len(text) > MAX_MATRIX_BYTES:
+        raise _too_large(path, len(text.encode("utf-8", "surrogatepass")))
     reader = _Reader(path)
+    too_many = (
+        f"more than {MAX_NODES} YAML nodes",
+        "split the matrix into several files and run each with --tokcompat-matrix",
+    )
+    over_at = _count_nodes_fast(text)
+    if over_at is not None:
+        raise MatrixError([Problem(path, over_at, None, *too_many)])
     try:
-        documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        documents = _compose(text)
+    except _NodeLimit as limit:
+        raise MatrixError([Problem(path, limit.line, None, *too_many)]) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = mark.line + 1 if mark else 1
@@ -335,7 +427,7 @@ def parse_matrix(text: str, path: Path) -> Matrix:
     try:
         cases = _read_root(reader, root)
     except _TooLarge as too_large:
-        reader.problem(too_large.node, None, f"more than {MAX_NODES} YAML nodes", "split the matrix")
+        reader.problem(too_large.node, None, *too_many)
         cases = []
     except RecursionError:
         reader.problem(root, None, "the YAML is nested too deeply", "flatten the matrix")
@@ -343,7 +435,14 @@ def parse_matrix(text: str, path: Path) -> Matrix:
     loaders = read_loaders(reader, root) if isinstance(root, yaml.MappingNode) else []
     if reader.problems:
         # dict.fromkeys: a node reached twice through an alias is reported once.
-        raise MatrixError(sorted(dict.fromkeys(reader.problems), key=lambda p: p.line))
+        problems = sorted(dict.fromkeys(reader.problems), key=lambda p: p.line)
+        if len(problems) > MAX_PROBLEMS:
+            more = len(problems) - MAX_PROBLEMS
+            last = Problem(
+                path, problems[MAX_PROBLEMS].line, None, f"and {more} more problems", "fix these first"
+            )
+            problems = [*problems[:MAX_PROBLEMS], last]
+        raise MatrixError(problems)
     return Matrix(path, cases, loaders)
 
 
@@ -446,6 +545,14 @@ def _read_root(reader: _Reader, root: yaml.Node) -> list[Case]:
     if not isinstance(cases_node, yaml.SequenceNode):
         reader.problem(cases_node, None, "'cases' must be a list", "write each case as '- id: ...'")
         return []
+    if not cases_node.value:
+        reader.problem(
+            cases_node,
+            None,
+            "'cases' is empty: a run of this matrix would check nothing",
+            "add at least one case ('- id: ...', 'repo:' or 'snapshot:', 'expect:')",
+        )
+        return []
     base = reader.path.parent
     cases: list[Case] = []
     seen: dict[str, int] = {}
@@ -508,7 +615,7 @@ def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -
                 f"unknown key {key!r}",
                 f"use one of {', '.join(sorted(CASE_KEYS))}",
             )
-    if not isinstance(case_id, str) or not ID_PATTERN.match(case_id):
+    if not isinstance(case_id, str) or not ID_PATTERN.fullmatch(case_id):
         bad(
             "id",
             f"'id' must be a name of letters, digits, '.', '_' or '-', got {case_id!r}",

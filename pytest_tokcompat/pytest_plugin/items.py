@@ -1,7 +1,9 @@
 """pytest nodes: the matrix file, one item per case, one item per registry alias.
 
-Failures point at the case's YAML line and say what to do; every item records
-its result in ``user_properties`` so the controller can report it under xdist.
+Failures point at the case's YAML line and say what to do. Each item keeps its
+record in ``item.stash``; the ``pytest_runtest_makereport`` wrapper puts it on the
+test report (``report.tokcompat``), where the controller's reporter reads it, also
+under xdist. Nothing goes into ``user_properties``, so ``--junitxml`` stays clean.
 """
 
 from __future__ import annotations
@@ -15,34 +17,10 @@ import pytest
 
 from pytest_tokcompat.contract import alias_record
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
-from pytest_tokcompat.judge.ladder import DEFAULT_LOAD_TIMEOUT, DEFAULT_MAX_FILE_MB, Limits
 from pytest_tokcompat.matrix.aliases import REGISTRY, Alias
-from pytest_tokcompat.matrix.clients import ClientLoader, check_unique, parse_loader_option
-from pytest_tokcompat.matrix.loader import Case, Matrix
-
-PROPERTY = "tokcompat"
-
-
-def limits_from(config: pytest.Config) -> Limits:
-    timeout = config.getoption("tokcompat_load_timeout")
-    max_mb = config.getoption("tokcompat_max_file_mb")
-    return Limits(
-        load_timeout=DEFAULT_LOAD_TIMEOUT if timeout is None else (timeout or None),
-        max_file_mb=DEFAULT_MAX_FILE_MB if max_mb is None else max_mb,
-    )
-
-
-def loaders_from(config: pytest.Config, matrix: Matrix) -> list[ClientLoader]:
-    """The matrix's ``loaders:``, then the ini option's, then --tokcompat-loader's; bad input is a usage error."""
-    given = [*config.getini("tokcompat_loaders"), *config.getoption("tokcompat_loader")]
-    try:
-        loaders = [*matrix.loaders, *(parse_loader_option(text) for text in given if text.strip())]
-    except ValueError as error:
-        raise pytest.UsageError(f"tokcompat: {error}") from None
-    problem = check_unique(loaders)
-    if problem:
-        raise pytest.UsageError(f"tokcompat: {problem}")
-    return loaders
+from pytest_tokcompat.matrix.loader import Case
+from pytest_tokcompat.pytest_plugin.plugin import RECORD_KEY
+from pytest_tokcompat.pytest_plugin.session import TokcompatRun, run_of
 
 
 class TokcompatFailure(Exception):
@@ -50,19 +28,23 @@ class TokcompatFailure(Exception):
 
 
 class MatrixFile(pytest.File):
-    matrix: Matrix
-    loaders: list[ClientLoader] = []  # noqa: RUF012 - set per instance by the session
+    """The matrix YAML: one item per case, then one per alias of the registry."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        for case in self.matrix.cases:
-            yield CaseItem.from_parent(self, name=case.id, case=case, loaders=self.loaders)
+        for case in run_of(self.config).matrix.cases:
+            yield CaseItem.from_parent(self, name=case.id, case=case)
         for alias in REGISTRY.values():
             yield AliasItem.from_parent(self, name=f"alias:{alias.model_type}", alias=alias)
 
 
 class _TokcompatItem(pytest.Item):
+    @property
+    def run(self) -> TokcompatRun:
+        return run_of(self.config)
+
     def _record(self, record: dict[str, Any]) -> None:
-        self.user_properties.append((PROPERTY, json.dumps(record, ensure_ascii=False, default=str)))
+        """Plain JSON (enums as strings, paths as text), as it will be in the report."""
+        self.stash[RECORD_KEY] = json.loads(json.dumps(record, ensure_ascii=False, default=str))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, TokcompatFailure):
@@ -71,19 +53,18 @@ class _TokcompatItem(pytest.Item):
 
 
 class CaseItem(_TokcompatItem):
-    def __init__(self, *, case: Case, loaders: list[ClientLoader] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
-        self.loaders = loaders or []
 
     def runtest(self) -> None:
-        record_mode = bool(self.config.getoption("tokcompat_record"))
+        run = self.run
         outcome = run_case(
-            self.case, record=record_mode, limits=limits_from(self.config), loaders=self.loaders
+            self.case, record=run.record, limits=run.limits, loaders=run.loaders, cache=run.judges
         )
         self._record(outcome.to_json())
         if outcome.status == NOT_CHECKED:
-            if self.config.getoption("tokcompat_require_hub"):
+            if run.require_hub:
                 raise TokcompatFailure(
                     f"{self.case.location}: case {self.case.id!r} not checked: {outcome.message}"
                 )
@@ -101,8 +82,8 @@ class AliasItem(_TokcompatItem):
         self.alias = alias
 
     def runtest(self) -> None:
-        assert isinstance(self.parent, MatrixFile)
-        outcome = run_alias(self.alias, self.parent.matrix.cases, limits=limits_from(self.config))
+        run = self.run
+        outcome = run_alias(self.alias, run.matrix.cases, limits=run.limits, cache=run.judges)
         self._record(
             alias_record(
                 self.alias.model_type,

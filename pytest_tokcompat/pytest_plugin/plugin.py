@@ -1,10 +1,59 @@
-"""pytest entry point: options and hooks only. The work is imported when --tokcompat is given."""
+"""pytest entry point: options and hooks only.
+
+Without ``--tokcompat`` these hooks return at once and nothing of the engine (nor
+transformers) is imported; the run's state, its collector and its reporter live in
+``session.py`` and ``reporter.py`` and are imported when the flag is given (or when
+a test asks for a ``tokcompat_*`` fixture).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from pytest_tokcompat.pytest_plugin.session import TokcompatRun
+
+DEFAULT_LOAD_TIMEOUT = 300.0
+DEFAULT_MAX_FILE_MB = 512.0
+
+RUN_KEY: pytest.StashKey[TokcompatRun] = pytest.StashKey()
+"""The run's state (matrix, limits, judgements, fixtures' tokenizers) in ``config.stash``."""
+RECORD_KEY: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
+"""An item's report record, in ``item.stash`` until the report of its call phase carries it."""
+REPORT_ATTRIBUTE = "tokcompat"
+"""``report.tokcompat``: the record on the test report (a JSON string on the wire between xdist processes)."""
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {what}") from None
+    if math.isnan(value) or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of {what}")
+    return value
+
+
+def load_timeout_seconds(text: str) -> float:
+    """--tokcompat-load-timeout: seconds, 0 for no limit; nan, inf and negative values are refused."""
+    value = _number(text, "seconds")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative: give seconds, or 0 for no limit")
+    return value
+
+
+def max_file_megabytes(text: str) -> float:
+    """--tokcompat-max-file-mb: a positive size; nan (which would switch the cap off), inf, <= 0 refused."""
+    value = _number(text, "megabytes")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive size in megabytes")
+    return value
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -19,7 +68,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tokcompat-matrix",
         metavar="PATH",
         default=None,
-        help="the matrix YAML (default: ini tokcompat_matrix, matrix/models.yaml, the bundled one)",
+        help="the matrix YAML (default: ini tokcompat_matrix, else the project's matrix/models.yaml, "
+        "else the bundled one)",
     )
     group.addoption(
         "--tokcompat-record",
@@ -28,7 +78,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write golden ids for checkpoints without tokenizer.json, and fail the run",
     )
     group.addoption(
-        "--tokcompat-report", metavar="PATH", default=None, help="write the JSON report of the run to PATH"
+        "--tokcompat-report",
+        metavar="PATH",
+        default=None,
+        help="write the JSON report of the run: PATH ending in .json is that file, any other PATH a folder "
+        "that gets transformers-<version>.json; a finished whole run is never replaced by a partial or "
+        "interrupted one (that is written beside it as <name>.run-N.json)",
     )
     group.addoption(
         "--tokcompat-require-hub",
@@ -39,16 +94,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--tokcompat-load-timeout",
         metavar="SECONDS",
-        type=float,
-        default=None,
-        help="time limit of one tokenizer load (default 300; 0 for none)",
+        type=load_timeout_seconds,
+        default=DEFAULT_LOAD_TIMEOUT,
+        help="time limit of one tokenizer load, 0 for none (default: %(default)g)",
     )
     group.addoption(
         "--tokcompat-max-file-mb",
         metavar="MB",
-        type=float,
-        default=None,
-        help="refuse tokenizer files larger than this (default 512)",
+        type=max_file_megabytes,
+        default=DEFAULT_MAX_FILE_MB,
+        help="refuse tokenizer files larger than this (default: %(default)g)",
     )
     group.addoption(
         "--tokcompat-loader",
@@ -69,10 +124,44 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("tokcompat"):
-        from pytest_tokcompat.pytest_plugin.session import TokcompatSession
+        from pytest_tokcompat.pytest_plugin.session import start_run
 
-        config.pluginmanager.register(TokcompatSession(config), "tokcompat-session")
+        start_run(config)  # validates the matrix and the report path before any test runs
     config.pluginmanager.import_plugin("pytest_tokcompat.pytest_plugin.fixtures")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    run = parent.config.stash.get(RUN_KEY, None)
+    if run is None or not run.enabled:
+        return None
+    return run.collect_file(file_path, parent)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    record = item.stash.get(RECORD_KEY, None)
+    if record is not None and call.when == "call":
+        setattr(report, REPORT_ATTRIBUTE, record)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config: pytest.Config, report: Any) -> Any:
+    data = yield
+    record = getattr(report, REPORT_ATTRIBUTE, None)
+    if isinstance(data, dict) and isinstance(record, dict):
+        data[REPORT_ATTRIBUTE] = json.dumps(record, ensure_ascii=False)
+    return data
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any]) -> Any:
+    report = yield
+    record = getattr(report, REPORT_ATTRIBUTE, None)
+    if isinstance(record, str):
+        setattr(report, REPORT_ATTRIBUTE, json.loads(record))
+    return report
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -83,8 +172,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> Any:
-    if config.getoption("tokcompat"):
-        from pytest_tokcompat.pytest_plugin.session import matrix_path
-
-        return f"tokcompat: matrix {matrix_path(config)}"
+    run = config.stash.get(RUN_KEY, None)
+    if run is not None and run.enabled:
+        return f"tokcompat: matrix {run.path}"
     return None

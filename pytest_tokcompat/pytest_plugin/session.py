@@ -1,21 +1,32 @@
-"""The plugin object registered by ``--tokcompat``: collects the matrix, gathers results, reports.
+"""The state of one pytest run of the matrix, kept in ``config.stash``, and how the matrix is collected.
 
-Kept apart from ``plugin.py`` so that nothing here (nor transformers) is imported
-unless the flag is given.
+A matrix inside the rootdir is collected the way pytest collects any file (through
+``pytest_collect_file``), so the node ids pytest prints can be passed back to it:
+``pytest --tokcompat matrix/models.yaml::deepseek-v3``. Only a matrix outside the
+rootdir (the bundled one) gets a synthetic node, ``tokcompat/models.yaml``. Never
+both: the matrix is collected once.
 """
 
 from __future__ import annotations
 
-import json
-import os
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_tokcompat.contract import not_checked_record, report_document, utc_timestamp, write_report
-from pytest_tokcompat.matrix.loader import Matrix, MatrixError, default_matrix, load_matrix
-from pytest_tokcompat.pytest_plugin.items import PROPERTY, MatrixFile, loaders_from
+from pytest_tokcompat.errors import MatrixError
+from pytest_tokcompat.judge.cache import JudgeCache
+from pytest_tokcompat.matrix.clients import ClientLoader, check_unique, parse_loader_option
+from pytest_tokcompat.matrix.loader import Case, Matrix, default_matrix, load_matrix
+from pytest_tokcompat.pytest_plugin.plugin import RUN_KEY
+
+if TYPE_CHECKING:
+    from pytest_tokcompat.judge.ladder import Judgement, Limits
+    from pytest_tokcompat.pytest_plugin.items import MatrixFile
+
+TOKENIZERS_KEPT = 4
+"""Loaded tokenizers the fixture keeps, most recently used first (a DeepSeek tokenizer holds ~100 MB)."""
 
 
 def matrix_path(config: pytest.Config) -> Path:
@@ -38,99 +49,219 @@ def load_or_usage_error(path: Path) -> Matrix:
         ) from None
 
 
-class TokcompatSession:
-    def __init__(self, config: pytest.Config) -> None:
+def loaders_from(config: pytest.Config, matrix: Matrix) -> list[ClientLoader]:
+    """The matrix's ``loaders:``, then the ini option's, then --tokcompat-loader's; bad input is a usage error."""
+    given = [*config.getini("tokcompat_loaders"), *config.getoption("tokcompat_loader")]
+    try:
+        loaders = [*matrix.loaders, *(parse_loader_option(text) for text in given if text.strip())]
+    except ValueError as error:
+        raise pytest.UsageError(f"tokcompat: {error}") from None
+    problem = check_unique(loaders)
+    if problem:
+        raise pytest.UsageError(f"tokcompat: {problem}")
+    return loaders
+
+
+def is_controller(config: pytest.Config) -> bool:
+    """Not an xdist worker: the process that owns the session's report."""
+    return not hasattr(config, "workerinput")
+
+
+class TokcompatRun:
+    """One run's matrix, limits, judgements and fixture tokenizers; also the plugin that collects it."""
+
+    def __init__(self, config: pytest.Config, *, enabled: bool) -> None:
         self.config = config
+        self.enabled = enabled
+        """--tokcompat was given: the matrix is collected. Without it only the fixtures use the run."""
         self.path = matrix_path(config)
-        self.matrix = load_or_usage_error(self.path)
-        self.loaders = loaders_from(config, self.matrix)
-        self.records: dict[str, dict[str, Any]] = {}
-        self.written: Path | None = None
-        self.started_at = utc_timestamp()
+        self.record = bool(config.getoption("tokcompat_record"))
+        self.require_hub = bool(config.getoption("tokcompat_require_hub"))
+        self.judges = JudgeCache()
+        self.collected = False
+        """The matrix file was collected through pytest_collect_file (so no synthetic node is needed)."""
+        self._matrix: Matrix | None = None
+        self._loaders: list[ClientLoader] | None = None
+        self._tokenizers: OrderedDict[str, Any] = OrderedDict()
+        self._nodeid_files: dict[str, bool] = {}
 
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Fill the hub cache for every hub entry at once, before any worker needs it."""
-        entries = [
-            (c.repo, c.revision, c.trust_remote_code)
-            for c in self.matrix.cases
-            if c.snapshot is None and c.repo
-        ]
-        if entries and self._is_controller():
-            from pytest_tokcompat.sources.hub import hub_offline, prefetch
+    @property
+    def matrix(self) -> Matrix:
+        if self._matrix is None:
+            self._matrix = load_or_usage_error(self.path)
+        return self._matrix
 
-            if not hub_offline():
-                prefetch(entries)
+    @property
+    def loaders(self) -> list[ClientLoader]:
+        """The clients' own loaders, judged beside every case's verdict (see ``loaders_from``)."""
+        if self._loaders is None:
+            self._loaders = loaders_from(self.config, self.matrix)
+        return self._loaders
+
+    @property
+    def limits(self) -> Limits:
+        from pytest_tokcompat.judge.ladder import Limits
+
+        timeout = float(self.config.getoption("tokcompat_load_timeout"))
+        return Limits(
+            load_timeout=timeout or None, max_file_mb=float(self.config.getoption("tokcompat_max_file_mb"))
+        )
+
+    @property
+    def inside_rootdir(self) -> bool:
+        return self.path.is_relative_to(Path(self.config.rootpath).resolve())
+
+    @property
+    def synthetic_nodeid(self) -> str:
+        return f"tokcompat/{self.path.name}"
+
+    def wanted_ids(self) -> list[str]:
+        """Every item of the matrix: its cases, then the alias registry's lifecycle items."""
+        from pytest_tokcompat.matrix.aliases import REGISTRY
+
+        return [case.id for case in self.matrix.cases] + [f"alias:{model_type}" for model_type in REGISTRY]
+
+    # --- collection -------------------------------------------------------------------------------
+
+    def add_matrix_to_the_arguments(self) -> None:
+        """Collect an in-rootdir matrix natively, unless the command line already reaches it."""
+        if not self.inside_rootdir or self._named_by_the_arguments():
+            return
+        self.config.args.append(str(self.path))
+
+    def _named_by_the_arguments(self) -> bool:
+        """An argument is the matrix (maybe as node ids), or a folder that holds it."""
+        base = Path(
+            self.config.rootpath
+            if self.config.args_source == pytest.Config.ArgsSource.TESTPATHS
+            else self.config.invocation_params.dir
+        )
+        for argument in self.config.args:
+            where = (base / argument.split("::", 1)[0]).resolve()
+            if where == self.path or where in self.path.parents:
+                return True
+        return False
+
+    def collect_file(self, file_path: Path, parent: pytest.Collector) -> MatrixFile | None:
+        if file_path.name != self.path.name or file_path.resolve() != self.path:
+            return None
+        from pytest_tokcompat.pytest_plugin.items import MatrixFile
+
+        self.collected = True
+        return MatrixFile.from_parent(parent, path=file_path)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
-        try:
-            nodeid = self.path.relative_to(self.config.rootpath).as_posix()
-        except ValueError:  # the bundled matrix, or one outside the project
-            nodeid = f"tokcompat/{self.path.name}"
+        """A synthetic node for a matrix that pytest did not collect itself (outside the rootdir)."""
+        if self.collected:
+            return
+        from pytest_tokcompat.pytest_plugin.items import MatrixFile
+
+        nodeid = self.synthetic_nodeid
         node = MatrixFile.from_parent(session, path=self.path, nodeid=nodeid)
-        node.matrix = self.matrix
-        node.loaders = self.loaders
         collected = list(node.collect())
         items.extend(collected)
         report = pytest.CollectReport(nodeid, "passed", None, list[pytest.Item | pytest.Collector](collected))
         session.ihook.pytest_collectreport(report=report)
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for name, value in report.user_properties:
-            if name == PROPERTY:
-                record = json.loads(str(value))
-                self.records[record["id"]] = record
-
-    def _is_controller(self) -> bool:
-        return not hasattr(self.config, "workerinput")
-
-    def report_target(self) -> Path | None:
-        """--tokcompat-report PATH; a folder (ending in '/') gets one file per transformers release."""
-        given = self.config.getoption("tokcompat_report")
-        if not given:
+    def record_id_of(self, nodeid: str) -> str | None:
+        """The record id (case id, or alias:<model_type>) of a matrix item's node id, else None."""
+        file_part, separator, name = nodeid.partition("::")
+        if not separator or "::" in name:
             return None
-        path = Path(given)
-        if given.endswith(("/", os.sep)) or path.is_dir():
-            from pytest_tokcompat.contract import library_versions
-
-            return path / f"transformers-{library_versions()['transformers']}.json"
-        return path
-
-    def missing_records(self, exit_status: int) -> list[dict[str, Any]]:
-        """Cases that never reported (deselected, interrupted, a worker that died): not checked, never passed."""
-        from pytest_tokcompat.matrix.aliases import REGISTRY
-
-        wanted = [case.id for case in self.matrix.cases] + [f"alias:{m}" for m in REGISTRY]
-        return [
-            not_checked_record(case_id, f"did not run in this session (pytest exit status {exit_status})")
-            for case_id in wanted
-            if case_id not in self.records
-        ]
-
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        target = self.report_target()
-        if target is not None and self._is_controller():
-            records = list(self.records.values()) + self.missing_records(int(session.exitstatus))
-            document = report_document(
-                records,
-                str(self.path),
-                exit_status=int(session.exitstatus),
-                complete=len(records) == len(self.records),
-                started_at=self.started_at,
+        if file_part not in self._nodeid_files:
+            self._nodeid_files[file_part] = file_part == self.synthetic_nodeid or (
+                (Path(self.config.rootpath) / file_part).resolve() == self.path
             )
-            self.written = write_report(target, document)
+        return name if self._nodeid_files[file_part] else None
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self._is_controller():
-            return
-        from pytest_tokcompat.ci.summary import summary_lines
+    # --- hub prefetch (the controller fills the cache once, for every worker) ----------------------
 
-        terminalreporter.section("tokcompat")
-        for line in summary_lines(list(self.records.values())):
-            terminalreporter.write_line(line)
-        if self.written is not None:
-            terminalreporter.write_line(f"report written to {self.written}")
-            if self.written != self.report_target():
-                terminalreporter.write_line(
-                    f"  (kept the report already at {self.report_target()}: another run's, or a complete one)"
-                )
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        entries = [
+            (c.repo, c.revision, c.trust_remote_code)
+            for c in self.matrix.cases
+            if c.snapshot is None and c.repo
+        ]
+        if entries and is_controller(self.config):
+            from pytest_tokcompat.sources.hub import hub_offline, prefetch
+
+            if not hub_offline():
+                prefetch(entries)
+
+    # --- the fixture's tokenizers ------------------------------------------------------------------
+
+    def tokenizer_for(self, case: Case) -> Any:
+        """The case's tokenizer, loaded with its verdict's remedy: one judgement per case per run."""
+        if case.id in self._tokenizers:
+            self._tokenizers.move_to_end(case.id)
+            return self._tokenizers[case.id]
+        from pytest_tokcompat.judge.evaluate import NOT_CHECKED, run_case
+
+        # Under --tokcompat the case item's judgement (with the clients' loaders) is shared; fixtures alone
+        # need no loaders judged.
+        loaders = self.loaders if self.enabled else []
+        outcome = run_case(case, limits=self.limits, loaders=loaders, cache=self.judges)
+        if outcome.status == NOT_CHECKED:
+            pytest.skip(f"not checked: {outcome.message}")
+        remedy = chosen_remedy(outcome.judgement)
+        if outcome.judgement is None or outcome.folder is None or remedy is None:
+            pytest.fail(f"case {case.id!r} has no working tokenizer: {outcome.message}", pytrace=False)
+        tokenizer = load_remedy(outcome.folder, remedy, outcome.judgement, self.limits)
+        self._tokenizers[case.id] = tokenizer
+        while len(self._tokenizers) > TOKENIZERS_KEPT:
+            self._tokenizers.popitem(last=False)
+        return tokenizer
+
+
+def chosen_remedy(judgement: Judgement | None) -> str | None:
+    """The remedy the verdict stands for; for a tokenizer that loads without ground truth, the one that loaded."""
+    if judgement is None:
+        return None
+    from pytest_tokcompat.model import AttemptStatus, Remedy, Verdict
+
+    if judgement.verdict in tuple(Remedy):
+        return str(judgement.verdict)
+    if judgement.verdict == Verdict.NOT_CHECKED:
+        loaded = [a for a in judgement.attempts if a.status == AttemptStatus.NOT_CHECKED]
+        return loaded[0].remedy if loaded else None
+    return None
+
+
+def load_remedy(folder: Path, remedy: str, judgement: Judgement, limits: Limits) -> Any:
+    """Load the checkpoint as the judged remedy prescribes, within the load time limit, leaving no trace."""
+    from pytest_tokcompat.judge.isolation import isolated_transformers
+    from pytest_tokcompat.judge.ladder import load_with, time_limit
+    from pytest_tokcompat.matrix.aliases import find_alias
+
+    alias = find_alias(judgement.model_type) if remedy == "alias" else None
+    try:
+        with isolated_transformers(), time_limit(limits.load_timeout):
+            return load_with(folder, remedy, alias)
+    except Exception as error:  # judged to load a moment ago; say what changed rather than crash
+        pytest.fail(
+            f"{folder}: loading with remedy {remedy} failed: {type(error).__name__}: {error}", pytrace=False
+        )
+
+
+def run_of(config: pytest.Config) -> TokcompatRun:
+    """The run's state; created on first use where --tokcompat is off (the fixtures alone)."""
+    run = config.stash.get(RUN_KEY, None)
+    if run is None:
+        run = config.stash[RUN_KEY] = TokcompatRun(config, enabled=False)
+    return run
+
+
+def start_run(config: pytest.Config) -> TokcompatRun:
+    """--tokcompat: the matrix and the report path are checked now, before any test runs."""
+    run = config.stash[RUN_KEY] = TokcompatRun(config, enabled=True)
+    run.matrix  # noqa: B018 - load and validate now: a bad matrix is a usage error before collection
+    run.loaders  # noqa: B018 - and the clients' loaders, from the matrix, the ini file and the options
+    run.add_matrix_to_the_arguments()
+    config.pluginmanager.register(run, "tokcompat-run")
+    if is_controller(config):
+        from pytest_tokcompat.pytest_plugin.reporter import TokcompatReporter, report_target
+
+        target = report_target(config)
+        config.pluginmanager.register(TokcompatReporter(run, target), "tokcompat-reporter")
+    return run

@@ -1,0 +1,65 @@
+"""What one run has judged, owned by the run (a pytest session keeps it in ``config.stash``).
+
+A case is judged once per run: its alias item and the ``tokcompat_tokenizer``
+fixture reuse that judgement instead of loading the checkpoint again. The parsed
+reference tokenizer (the ground truth) is kept for the run as well, one at a time,
+so workers' memory stays flat. Nothing lives in module globals: two runs in one
+process (pytester, an embedding tool) share nothing, and a caller without a cache
+(the CLI, ``load_tokenizer``) simply judges afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_tokcompat.judge.ladder import Judgement
+
+ReferenceKey = tuple[str, int, int]
+"""A tokenizer.json by resolved path, size and modification time."""
+
+_ACTIVE: ContextVar[JudgeCache | None] = ContextVar("tokcompat_judge_cache", default=None)
+
+
+class JudgeCache:
+    """Judgements by (case id, folder) and the last parsed reference tokenizer, for one run."""
+
+    def __init__(self) -> None:
+        self._judgements: dict[tuple[str, str], Judgement] = {}
+        self._reference: tuple[ReferenceKey, Any] | None = None
+
+    def judgement(self, case_id: str, folder: Path) -> Judgement | None:
+        return self._judgements.get((case_id, str(folder)))
+
+    def remember(self, case_id: str, folder: Path, judgement: Judgement) -> None:
+        """Keep the judgement, never its tokenizer (a run may judge hundreds of checkpoints)."""
+        self._judgements[(case_id, str(folder))] = replace(judgement, tokenizer=None)
+
+    def __len__(self) -> int:
+        return len(self._judgements)
+
+    def reference(self, key: ReferenceKey, parse: Callable[[], Any]) -> Any:
+        """The reference tokenizer for ``key``, parsed once; the previous one is let go."""
+        if self._reference is None or self._reference[0] != key:
+            self._reference = None  # one large reference at a time
+            self._reference = (key, parse())
+        return self._reference[1]
+
+    @contextmanager
+    def active(self) -> Iterator[JudgeCache]:
+        """Make this the cache that ``parity.reference_tokenizer`` uses inside the block."""
+        token = _ACTIVE.set(self)
+        try:
+            yield self
+        finally:
+            _ACTIVE.reset(token)
+
+
+def active_cache() -> JudgeCache | None:
+    """The cache of the judgement in progress, if its caller gave one."""
+    return _ACTIVE.get()
