@@ -110,7 +110,7 @@ def _judge_and_print(args: argparse.Namespace) -> int:
 
 def _output_target(given: str, inputs: list[str]) -> Path:
     """--output FILE: never one of the inputs, never a folder; missing parent folders are created."""
-    from pytest_tokcompat.ci.grid import GridError
+    from pytest_tokcompat.errors import ReportError as GridError
 
     target = Path(given)
     if target.is_dir():
@@ -132,7 +132,7 @@ def _write_output(target: Path, text: str) -> None:
     import os
     import tempfile
 
-    from pytest_tokcompat.ci.grid import GridError
+    from pytest_tokcompat.errors import ReportError as GridError
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -149,7 +149,8 @@ def _write_output(target: Path, text: str) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.ci.grid import GridError, load_reports, merge, render
+    from pytest_tokcompat.ci.grid import load_reports, merge, render
+    from pytest_tokcompat.errors import ReportError as GridError
 
     try:
         target = _output_target(args.output, args.reports) if args.output else None
@@ -185,7 +186,8 @@ def _grid(args: argparse.Namespace) -> int:
 
 
 def _releases(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.ci.releases import ReleaseError, discover_releases
+    from pytest_tokcompat.ci.releases import discover_releases
+    from pytest_tokcompat.errors import ReleaseError
 
     try:
         found = discover_releases(pre=args.pre, since=args.since)
@@ -223,8 +225,9 @@ def _bisect(args: argparse.Namespace) -> int:
 
 
 def _issue_text(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.ci.grid import GridError, load_reports, merge
+    from pytest_tokcompat.ci.grid import load_reports, merge
     from pytest_tokcompat.ci.issues_text import issue_texts, issues_document
+    from pytest_tokcompat.errors import ReportError as GridError
 
     try:
         grid = merge(load_reports([Path(p) for p in args.reports]))

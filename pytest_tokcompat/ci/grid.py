@@ -164,7 +164,8 @@ def _dimension_note(record: Mapping[str, Any]) -> str:
     for attempt in record.get("attempts", []):
         if not isinstance(attempt, Mapping):
             continue
-        parity = attempt.get("parity") if isinstance(attempt.get("parity"), Mapping) else {}
+        found = attempt.get("parity")
+        parity: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         dimension = parity.get("dimension")
         if (
             attempt.get("status") == AttemptStatus.DRIFT

@@ -45,7 +45,7 @@ from pytest_tokcompat.ci import grid as grid_module
 from pytest_tokcompat.ci.install import PACKAGE_DIR, cache_home, own_wheel
 from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
 from pytest_tokcompat.contract import SCHEMA_VERSION, not_checked_record, write_json_atomic
-from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, TokcompatError
+from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, ReportError, TokcompatError
 from pytest_tokcompat.matrix.loader import Case, Matrix, bundled_matrix, load_matrix
 
 EXTRAS = "@extras"
@@ -186,7 +186,8 @@ class Keys:
         self.judge = judge_version()
         self.probes = probe_set()
         self.settings = {k: v for k, v in raw.items() if k not in SETTINGS_IGNORED}
-        entries = raw.get("cases") if isinstance(raw.get("cases"), list) else []
+        listed = raw.get("cases")
+        entries: list[Any] = listed if isinstance(listed, list) else []
         by_id = {str(e.get("id")): e for e in entries if isinstance(e, dict)}
         self.static: dict[str, dict[str, Any] | None] = {
             case.id: self._static(case, by_id.get(case.id)) for case in matrix.cases
@@ -554,7 +555,9 @@ class GridRun:
         except (OSError, ValueError):
             built = {}
         log = self.work / "logs" / "build.log"
-        keep, fresh, moving = [], [], []
+        keep: list[ReleaseRun] = []
+        fresh: list[ReleaseRun] = []
+        moving: list[ReleaseRun] = []
         for run in runs:
             deps = [str(wheel), run.release.requirement]
             current = env_versions(self.work / ".tox" / run.env)
@@ -725,7 +728,7 @@ class GridRun:
         if reports:
             try:
                 grid = grid_module.merge(grid_module.load_reports(reports))
-            except grid_module.GridError as error:
+            except ReportError as error:
                 self.err(f"tokcompat grid: cannot merge the reports: {error}")
         if grid is None:
             grid = grid_module.Grid([], {})

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.ci.grid import GridError, load_reports, merge
+from pytest_tokcompat.ci.grid import load_reports, merge
 from pytest_tokcompat.ci.issues_text import TITLE_PREFIX, IssueText, issue_texts
+from pytest_tokcompat.errors import ReportError as GridError
 
 KEY_MARK = re.compile(r"<!-- tokcompat-key: (.+?) -->")
 EXIT_OK, EXIT_GH_FAILED, EXIT_BAD_INPUT = 0, 1, 2

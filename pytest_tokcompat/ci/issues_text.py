@@ -52,7 +52,11 @@ def alarm_key(alarm: GridAlarm) -> str:
 
 def alarm_title(alarm: GridAlarm) -> str:
     """``tokcompat: <subject> <what>``: the same for the same kind and subject, whatever the release."""
-    template = _TITLES.get(alarm.kind, "{subject} {kind}")
+    template = (
+        _TITLES.get(AlarmKind(alarm.kind), "{subject} {kind}")
+        if alarm.kind in set(AlarmKind)
+        else "{subject} {kind}"
+    )
     title = f"{TITLE_PREFIX} " + _one_line(template.format(subject=alarm.subject, kind=alarm.kind))
     return title if len(title) <= TITLE_LIMIT else title[: TITLE_LIMIT - 1] + "…"
 

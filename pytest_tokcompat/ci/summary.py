@@ -32,7 +32,8 @@ def _parity_cell(record: dict[str, Any]) -> str:
     if parity.get("dimension") and text != "match":
         kind = f"/{parity['kind']}" if parity.get("kind") else ""
         text += f" ({parity['dimension']}{kind})"
-    dimensions = parity.get("dimensions") if isinstance(parity.get("dimensions"), dict) else {}
+    found = parity.get("dimensions")
+    dimensions: dict[str, Any] = found if isinstance(found, dict) else {}
     acknowledged = [
         n for n, r in dimensions.items() if isinstance(r, dict) and r.get("status") == "acknowledged"
     ]

@@ -52,6 +52,12 @@ _FRAME = struct.Struct(">I")
 Emit = Callable[[dict[str, Any]], None]
 
 
+def _captured(stream: object) -> str:
+    """The tail of what the attempt printed (the child swaps stdout/stderr for StringIO buffers)."""
+    getvalue = getattr(stream, "getvalue", None)
+    return str(getvalue())[-CAPTURE_BYTES:] if callable(getvalue) else ""
+
+
 def isolation_mode() -> str:
     """How attempts run here: ``process`` (fork server), ``spawn`` or ``inprocess``."""
     mode = os.environ.get(ISOLATION_ENV, "").strip().lower()
@@ -641,8 +647,7 @@ def _spawned_main(job: Any, connection: Any) -> None:
 
     def emit(message: dict[str, Any]) -> None:
         if message.get("kind") == "end":
-            message = {**message, "stdout": sys.stdout.getvalue()[-CAPTURE_BYTES:]}  # type: ignore[attr-defined]
-            message["stderr"] = sys.stderr.getvalue()[-CAPTURE_BYTES:]  # type: ignore[attr-defined]
+            message = {**message, "stdout": _captured(sys.stdout), "stderr": _captured(sys.stderr)}
         connection.send_bytes(encode_frame(message))
 
     _run_in_child(job, emit)

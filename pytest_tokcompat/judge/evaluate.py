@@ -38,7 +38,7 @@ from pytest_tokcompat.judge.static import read_json_object
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case
-from pytest_tokcompat.model import CaseStatus, Verdict
+from pytest_tokcompat.model import AttemptStatus, CaseStatus, Verdict
 from pytest_tokcompat.sources.resolve import Checkpoint, MatchedBy, Source, identify, resolve
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
@@ -397,7 +397,8 @@ def alias_state(judgements: list[Judgement]) -> str:
     """What the alias is for under this transformers, judged on its cases."""
     if any(j.static.registered_natively for j in judgements):
         native_ok = all(
-            (j.attempt("native") or Attempt("native", "skipped")).status == "ok" for j in judgements
+            (j.attempt("native") or Attempt("native", AttemptStatus.SKIPPED)).status == "ok"
+            for j in judgements
         )
         return "obsolete" if native_ok else "drift"
     return "needed" if any(j.verdict == "alias" for j in judgements) else "unused"

@@ -17,7 +17,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -614,7 +614,7 @@ def judge(
     record_as: str | None = None,
     keep_tokenizer: bool = False,
     limits: Limits = DEFAULT_LIMITS,
-    loaders: tuple[ClientLoader, ...] | list[ClientLoader] = (),
+    loaders: Sequence[ClientLoader] = (),
     acknowledged: dict[str, str] | None = None,
 ) -> Judgement:
     """Run the ladder on one checkpoint folder under the installed transformers.

@@ -153,7 +153,7 @@ def reference_tokenizer(folder: Path) -> Any | None:
 def _parse_reference(path: Path) -> Any:
     from tokenizers import Tokenizer
 
-    from pytest_tokcompat.judge.static import CheckpointError
+    from pytest_tokcompat.errors import CheckpointError
 
     try:
         return Tokenizer.from_file(str(path))

@@ -1,5 +1,6 @@
 """Inputs: the YAML matrix, its version ranges and the alias registry. Imports neither transformers nor the judge."""
 
+from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.matrix.loader import (
     CASE_KEYS,
     ID_PATTERN,
@@ -8,7 +9,6 @@ from pytest_tokcompat.matrix.loader import (
     Case,
     Expectation,
     Matrix,
-    MatrixError,
     Problem,
     bundled_matrix,
     default_matrix,

@@ -97,7 +97,9 @@ def merges_text(merges: list[tuple[str, str]]) -> str:
     return "\n".join(["#version: 0.2", *(f"{left} {right}" for left, right in merges)]) + "\n"
 
 
-def build_tokenizer_json(ranks: dict[bytes, int], pattern: str, added_tokens: list[dict]) -> dict[str, Any]:
+def build_tokenizer_json(
+    ranks: dict[bytes, int], pattern: str, added_tokens: list[dict[str, Any]]
+) -> dict[str, Any]:
     """A ``tokenizers`` JSON equivalent to ``tiktoken.Encoding(pat_str=pattern, mergeable_ranks=ranks)``.
 
     The pre-tokenizer splits on ``pattern`` (isolated) and then maps bytes with ByteLevel, so the pieces
