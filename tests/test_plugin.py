@@ -96,7 +96,8 @@ from pathlib import Path
 
 
 def pytest_sessionfinish(session):
-    process = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    # the worker id from pytest's own config: the environment may carry an outer xdist run's worker id
+    process = getattr(session.config, "workerinput", {}).get("workerid", "controller")
     plugins = session.config.pluginmanager
     found = {name: plugins.has_plugin(name) for name in ("tokcompat-run", "tokcompat-reporter")}
     Path(session.config.rootpath, f"plugins-{process}.json").write_text(json.dumps(found))
