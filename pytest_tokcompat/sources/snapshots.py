@@ -3,7 +3,9 @@
 A bundled snapshot keeps its small files (config.json, tokenizer_config.json,
 remote code) in the repository and names its large tokenizer data in
 ``tokcompat-sources.json``: a file inside an installed distribution, pinned by
-version and verified by sha256, or a file derived from one. ``materialize()``
+version and verified by sha256, or a file derived from one (Hugging Face files
+built from a tiktoken vocabulary, or one hash-checked member of a zip the
+package ships). ``materialize()``
 assembles the real checkpoint folder once, in a cache shared by runs and xdist
 workers, and returns it.
 """
@@ -15,6 +17,8 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
+import zlib
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,9 @@ from pytest_tokcompat.errors import SnapshotError
 
 SOURCES_FILE = "tokcompat-sources.json"
 _COMPLETE_MARK = ".tokcompat-complete"
+ZIP_MEMBER_MAX_BYTES = 512 * 1024 * 1024
+"""The largest member a ``zip-member`` derivation extracts: a wrong or hostile zip cannot fill the disk."""
+DERIVATION_KINDS = ("bpe-vocab", "bpe-merges", "tokenizer-json", "zip-member")
 
 
 def user_cache_home() -> Path:
@@ -203,11 +210,18 @@ def _derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
         if not isinstance(spec, dict):
             raise SnapshotError(f"{manifest}: derived {name!r} must be an object")
         kind, origin = spec.get("kind"), spec.get("from")
+        if kind not in DERIVATION_KINDS:
+            raise SnapshotError(
+                f"{manifest}: derived {name!r} has unknown kind {kind!r}; use one of {', '.join(DERIVATION_KINDS)}"
+            )
         if not isinstance(origin, str) or not _inside(staging, origin, manifest, "'from'").is_file():
             raise SnapshotError(
                 f"{manifest}: derived {name!r} needs 'from' naming one of the snapshot's files"
             )
         source = staging / origin
+        if kind == "zip-member":
+            _extract_zip_member(name, spec, source, target, manifest)
+            continue
         ranks = ranks_cache.get(origin)
         if ranks is None:
             ranks = ranks_cache[origin] = tiktoken_bpe.load_ranks(source)
@@ -228,9 +242,79 @@ def _derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
             if not isinstance(pattern, str):
                 raise SnapshotError(f"{manifest}: derived {name!r} needs a 'pattern' string")
             document = tiktoken_bpe.build_tokenizer_json(ranks, pattern, _added_tokens(added_from))
+            _apply_tokenizer_json_options(name, spec, document, manifest)
             target.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
         else:
             raise SnapshotError(f"{manifest}: derived {name!r} has unknown kind {kind!r}")
+
+
+def _apply_tokenizer_json_options(
+    name: str, spec: dict[str, Any], document: dict[str, Any], manifest: Path
+) -> None:
+    """What a hub tokenizer.json sets beyond the vocabulary: ``ignore_merges`` and its ``post_processor``.
+
+    Llama 3's tokenizer.json, for one, looks a whole pre-token up before merging (as tiktoken does)
+    and adds BOS in a TemplateProcessing post-processor; a derived file must say the same.
+    """
+    if "ignore_merges" in spec:
+        if not isinstance(spec["ignore_merges"], bool):
+            raise SnapshotError(f"{manifest}: derived {name!r}: 'ignore_merges' must be true or false")
+        document["model"]["ignore_merges"] = spec["ignore_merges"]
+    if "post_processor" in spec:
+        if not isinstance(spec["post_processor"], dict):
+            raise SnapshotError(
+                f"{manifest}: derived {name!r}: 'post_processor' must be a tokenizers post-processor object"
+            )
+        document["post_processor"] = spec["post_processor"]
+
+
+def _extract_zip_member(name: str, spec: dict[str, Any], source: Path, target: Path, manifest: Path) -> None:
+    """Write one member of a zip in the snapshot (itself hash-pinned) to ``target``, verified by sha256.
+
+    Some packages ship a tokenizer.json zipped. The member is named by a plain file name, as every
+    name in a manifest is; it is streamed with a size cap and checked before the snapshot is complete.
+    """
+    what = f"derived {name!r}"
+    member = member_name(spec.get("member"), manifest, f"{what}: zip member")
+    expected = spec.get("sha256")
+    if not isinstance(expected, str) or len(expected) != 64:
+        raise SnapshotError(f"{manifest}: {what} needs 'sha256', the sha256 of member {member!r}")
+    digest, size = hashlib.sha256(), 0
+    try:
+        with zipfile.ZipFile(source) as archive:
+            try:
+                info = archive.getinfo(member)
+            except KeyError:
+                held = ", ".join(sorted(archive.namelist())[:5]) or "nothing"
+                raise SnapshotError(
+                    f"{manifest}: {what}: {source.name} has no member {member!r} (it holds: {held}); "
+                    "fix 'member'"
+                ) from None
+            if info.is_dir() or info.file_size > ZIP_MEMBER_MAX_BYTES:
+                raise SnapshotError(
+                    f"{manifest}: {what}: member {member!r} of {source.name} is a folder or over "
+                    f"{ZIP_MEMBER_MAX_BYTES // (1024 * 1024)} MB; refused"
+                )
+            with archive.open(info) as stream, target.open("wb") as output:
+                for block in iter(lambda: stream.read(1 << 20), b""):
+                    size += len(block)
+                    if size > ZIP_MEMBER_MAX_BYTES:
+                        raise SnapshotError(
+                            f"{manifest}: {what}: member {member!r} of {source.name} inflates past "
+                            f"{ZIP_MEMBER_MAX_BYTES // (1024 * 1024)} MB; refused"
+                        )
+                    digest.update(block)
+                    output.write(block)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as error:
+        raise SnapshotError(
+            f"{manifest}: {what}: {source.name} is not a readable zip ({error}); reinstall its package"
+        ) from None
+    actual = digest.hexdigest()
+    if actual != expected:
+        raise SnapshotError(
+            f"{manifest}: {what}: member {member!r} of {source.name} has sha256 {actual}, expected {expected}; "
+            "the zip is not the pinned one: reinstall its package"
+        )
 
 
 def _added_tokens(tokenizer_config: Path) -> list[dict[str, Any]]:
