@@ -15,16 +15,13 @@ from pathlib import Path
 
 import tiktoken
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pytest_tokcompat.judge.parity import write_golden  # noqa: E402
-from pytest_tokcompat.judge.probes import probe_texts  # noqa: E402
-from pytest_tokcompat.sources.snapshots import SnapshotError, packaged_file  # noqa: E402
-from pytest_tokcompat.sources.tiktoken_bpe import load_ranks  # noqa: E402
+from golden_common import ROOT, pinned_file, subject, write_golden
+
+from pytest_tokcompat.sources.tiktoken_bpe import load_ranks
 
 SNAPSHOT = ROOT / "matrix" / "snapshots" / "kimi-k2-instruct"
-OUTPUT = ROOT / "matrix" / "golden" / "kimi-k2-instruct.json"
 NUM_RESERVED_SPECIAL_TOKENS = 256
 KIMI_PAT_STR = "|".join(
     [
@@ -42,15 +39,12 @@ KIMI_PAT_STR = "|".join(
 
 def vocabulary_file() -> tuple[Path, str]:
     """The pinned vocabulary from the snapshot manifest, verified as materialization verifies it."""
-    manifest = SNAPSHOT / "tokcompat-sources.json"
-    spec = json.loads(manifest.read_text(encoding="utf-8"))["files"]["tiktoken.model"]
-    try:
-        return packaged_file("tiktoken.model", spec, manifest), spec["sha256"]
-    except SnapshotError as error:
-        raise SystemExit(str(error)) from None
+    path, spec = pinned_file(SNAPSHOT, "tiktoken.model")
+    return path, spec["sha256"]
 
 
 def main() -> None:
+    target = subject("kimi-k2-instruct")
     path, digest = vocabulary_file()
     config = json.loads((SNAPSHOT / "tokenizer_config.json").read_text(encoding="utf-8"))
     named = {int(key): value["content"] for key, value in config["added_tokens_decoder"].items()}
@@ -61,7 +55,7 @@ def main() -> None:
     encoding = tiktoken.Encoding(
         "kimi-k2-instruct", pat_str=KIMI_PAT_STR, mergeable_ranks=load_ranks(path), special_tokens=specials
     )
-    texts = probe_texts(special_tokens=[named[i] for i in sorted(named)][:4])
+    texts = target.texts
     ids = {text: encoding.encode(text, allowed_special="all") for text in texts}
     decoded = {text: encoding.decode(ids[text]) for text in texts}
     source = (
@@ -71,8 +65,7 @@ def main() -> None:
         f"{KIMI_PAT_STR} and Kimi's {NUM_RESERVED_SPECIAL_TOKENS} special ids from {first} "
         "(named ones from the snapshot's added_tokens_decoder); encode(text, allowed_special='all')"
     )
-    write_golden(OUTPUT, "kimi-k2-instruct", ids, decoded, source)
-    print(f"wrote {len(texts)} texts to {OUTPUT}")
+    write_golden("kimi-k2-instruct", "tiktoken", tiktoken.__version__, source, ids, decoded)
 
 
 if __name__ == "__main__":
