@@ -8,7 +8,7 @@ uses; nothing it registers outlives the call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from pytest_tokcompat.errors import NotReachable, TokenizerBroken
 from pytest_tokcompat.judge.evaluate import describe_attempts
 from pytest_tokcompat.judge.ladder import BROKEN, Judgement, judge
+from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping, effective_registry
 from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.sources.hub import NameMatch, UnknownName, find_case, resolve_repo, unknown_name_message
 from pytest_tokcompat.sources.snapshots import materialize, read_sources
@@ -70,16 +71,23 @@ def load_tokenizer(
     revision: str | None = None,
     trust_remote_code: bool = False,
     matrix: Path | None = None,
+    aliases: Iterable[Alias | Mapping[str, Any]] = (),
 ) -> LoadedTokenizer:
     """Load ``name_or_path`` with the verdict ladder; TokenizerBroken where nothing loads it right.
 
     A matrix entry for the name (by repo, served name or case id; the bundled matrix
     when ``matrix`` is None) supplies its revision, probe texts and golden ids. Remote
     code runs only when the caller passes ``trust_remote_code=True`` (an entry's opt-in
-    is for the matrix's own runs), and from the hub only at a commit sha.
+    is for the matrix's own runs), and from the hub only at a commit sha. ``aliases`` (Alias
+    objects or mappings with its fields) are applied exactly as declared, replacing a built-in
+    alias of their model_type; ValueError names what is wrong with one.
     Raises NotReachable (hub unreachable, not cached, no offline snapshot),
     NotRunnable/UnknownName (a refused or unknown name) or TokenizerBroken.
     """
+    registry = effective_registry(
+        alias if isinstance(alias, Alias) else alias_from_mapping(alias, "load_tokenizer(aliases=...)")
+        for alias in aliases
+    )
     local = Path(name_or_path)
     found: NameMatch | None = None
     notes: list[str] = []
@@ -124,6 +132,7 @@ def load_tokenizer(
         trust_remote_code=trust_remote_code,
         extra_texts=case.texts if case else (),
         golden_path=case.golden_path if case else None,
+        registry=registry,
         keep_tokenizer=True,
     )
     if judgement.verdict == BROKEN or judgement.tokenizer is None:

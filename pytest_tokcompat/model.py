@@ -99,6 +99,9 @@ class AlarmKind(_Text):
     UNEXPECTED_VERDICT = "unexpected-verdict"
     OBSOLETE_ALIAS = "obsolete-alias"
     NATIVE_DRIFT = "native-drift"
+    REGISTRY_CHANGE = "registry-change"
+    """transformers' tokenizer-relevant registries changed for an aliased or watched model_type between two
+    releases (registered natively, a tokenizer mapping or an override-list entry added or dropped)."""
 
 
 NOT_CHECKED = "not-checked"

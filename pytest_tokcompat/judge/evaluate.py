@@ -28,8 +28,18 @@ from pytest_tokcompat.model import CaseStatus
 from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
-_JUDGED: dict[tuple[str, str], Judgement] = {}
-"""Judgements of this process, so an alias lifecycle item reuses its cases' loads."""
+_JUDGED: dict[tuple[str, str, tuple[Alias, ...]], Judgement] = {}
+"""Judgements of this process, so an alias lifecycle item reuses its cases' loads (under the same registry)."""
+
+
+def _judged_key(
+    case: Case, folder: Path, registry: dict[str, Alias] | None
+) -> tuple[str, str, tuple[Alias, ...]]:
+    """A judgement depends on the registry it ran with: a declared alias must not reuse a built-in's result."""
+    from pytest_tokcompat.matrix.aliases import REGISTRY
+
+    aliases = REGISTRY if registry is None else registry
+    return case.id, str(folder), tuple(aliases[name] for name in sorted(aliases))
 
 
 @dataclass
@@ -101,7 +111,9 @@ def judge_case(
         keep_tokenizer=keep_tokenizer,
         limits=limits,
     )
-    _JUDGED[(case.id, str(folder))] = replace(judgement, tokenizer=None)  # keep no tokenizer alive
+    _JUDGED[_judged_key(case, folder, registry)] = replace(
+        judgement, tokenizer=None
+    )  # keep no tokenizer alive
     return judgement
 
 
@@ -206,7 +218,7 @@ def run_alias(
     for case in relevant:
         try:
             folder = resolve_folder(case)
-            judgement = _JUDGED.get((case.id, str(folder))) if registry is None else None
+            judgement = _JUDGED.get(_judged_key(case, folder, registry))
             judgements.append(
                 (case.id, judgement or judge_case(case, folder, registry=registry, limits=limits))
             )

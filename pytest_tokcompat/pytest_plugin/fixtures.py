@@ -30,11 +30,17 @@ def tokcompat_case(request: pytest.FixtureRequest) -> Case:
 
 
 @pytest.fixture
-def tokcompat_tokenizer(tokcompat_case: Case) -> Any:
-    """The case's tokenizer, loaded with the remedy its verdict needs; skips cases not checked here."""
+def tokcompat_tokenizer(tokcompat_case: Case, request: pytest.FixtureRequest) -> Any:
+    """The case's tokenizer, loaded with the remedy its verdict needs (under the run's alias registry:
+    the built-in, the matrix's and the hooks' aliases); skips cases not checked here."""
     from pytest_tokcompat.judge.evaluate import NOT_CHECKED, run_case
+    from pytest_tokcompat.pytest_plugin.registry import REGISTRY_KEY, run_registry
+    from pytest_tokcompat.pytest_plugin.session import load_or_usage_error, matrix_path
 
-    outcome = run_case(tokcompat_case, keep_tokenizer=True)
+    registry = request.config.stash.get(REGISTRY_KEY, None)
+    if registry is None:
+        registry = run_registry(request.config, load_or_usage_error(matrix_path(request.config)))
+    outcome = run_case(tokcompat_case, keep_tokenizer=True, registry=registry)
     if outcome.status == NOT_CHECKED:
         pytest.skip(f"not checked: {outcome.message}")
     if outcome.judgement is None or outcome.judgement.tokenizer is None:

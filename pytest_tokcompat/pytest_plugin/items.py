@@ -1,4 +1,4 @@
-"""pytest nodes: the matrix file, one item per case, one item per registry alias.
+"""pytest nodes: the matrix file, one item per case, one item per alias of the run's registry.
 
 Failures point at the case's YAML line and say what to do; every item records
 its result in ``user_properties`` so the controller can report it under xdist.
@@ -16,8 +16,9 @@ import pytest
 from pytest_tokcompat.contract import alias_record
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
 from pytest_tokcompat.judge.ladder import DEFAULT_LOAD_TIMEOUT, DEFAULT_MAX_FILE_MB, Limits
-from pytest_tokcompat.matrix.aliases import REGISTRY, Alias
+from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.loader import Case, Matrix
+from pytest_tokcompat.pytest_plugin.registry import run_registry
 
 PROPERTY = "tokcompat"
 
@@ -39,10 +40,13 @@ class MatrixFile(pytest.File):
     matrix: Matrix
 
     def collect(self) -> Iterator[pytest.Item]:
+        registry = run_registry(self.config, self.matrix)
         for case in self.matrix.cases:
-            yield CaseItem.from_parent(self, name=case.id, case=case)
-        for alias in REGISTRY.values():
-            yield AliasItem.from_parent(self, name=f"alias:{alias.model_type}", alias=alias)
+            yield CaseItem.from_parent(self, name=case.id, case=case, registry=registry)
+        for alias in registry.values():
+            yield AliasItem.from_parent(
+                self, name=f"alias:{alias.model_type}", alias=alias, registry=registry
+            )
 
 
 class _TokcompatItem(pytest.Item):
@@ -56,13 +60,16 @@ class _TokcompatItem(pytest.Item):
 
 
 class CaseItem(_TokcompatItem):
-    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case, registry: dict[str, Alias], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
+        self.registry = registry
 
     def runtest(self) -> None:
         record_mode = bool(self.config.getoption("tokcompat_record"))
-        outcome = run_case(self.case, record=record_mode, limits=limits_from(self.config))
+        outcome = run_case(
+            self.case, record=record_mode, registry=self.registry, limits=limits_from(self.config)
+        )
         self._record(outcome.to_json())
         if outcome.status == NOT_CHECKED:
             if self.config.getoption("tokcompat_require_hub"):
@@ -78,13 +85,16 @@ class CaseItem(_TokcompatItem):
 
 
 class AliasItem(_TokcompatItem):
-    def __init__(self, *, alias: Alias, **kwargs: Any) -> None:
+    def __init__(self, *, alias: Alias, registry: dict[str, Alias], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.alias = alias
+        self.registry = registry
 
     def runtest(self) -> None:
         assert isinstance(self.parent, MatrixFile)
-        outcome = run_alias(self.alias, self.parent.matrix.cases, limits=limits_from(self.config))
+        outcome = run_alias(
+            self.alias, self.parent.matrix.cases, registry=self.registry, limits=limits_from(self.config)
+        )
         self._record(
             alias_record(
                 self.alias.model_type,
@@ -102,6 +112,10 @@ class AliasItem(_TokcompatItem):
             raise TokcompatFailure(f"alias {self.alias.model_type}: {outcome.message}")
 
     def reportinfo(self) -> tuple[Path, int, str]:
+        """Where the alias is declared: its matrix line, else the registry module."""
         import pytest_tokcompat.matrix.aliases as module
 
+        where, _, line = self.alias.declared_in.rpartition(":")
+        if where and line.isdigit():
+            return Path(where), int(line) - 1, f"tokcompat alias {self.alias.model_type}"
         return Path(module.__file__ or "aliases.py"), 0, f"tokcompat alias {self.alias.model_type}"

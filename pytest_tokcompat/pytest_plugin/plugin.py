@@ -7,6 +7,12 @@ from typing import Any
 import pytest
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_tokcompat.pytest_plugin import hooks
+
+    pluginmanager.add_hookspecs(hooks)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tokcompat", "tokenizer compatibility matrix (pytest-tokcompat)")
     group.addoption(

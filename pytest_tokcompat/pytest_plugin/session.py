@@ -16,6 +16,7 @@ import pytest
 from pytest_tokcompat.contract import not_checked_record, report_document, utc_timestamp, write_report
 from pytest_tokcompat.matrix.loader import Matrix, MatrixError, bundled_matrix, load_matrix
 from pytest_tokcompat.pytest_plugin.items import PROPERTY, MatrixFile
+from pytest_tokcompat.pytest_plugin.registry import run_registry
 
 
 def matrix_path(config: pytest.Config) -> Path:
@@ -96,14 +97,26 @@ class TokcompatSession:
 
     def missing_records(self, exit_status: int) -> list[dict[str, Any]]:
         """Cases that never reported (deselected, interrupted, a worker that died): not checked, never passed."""
-        from pytest_tokcompat.matrix.aliases import REGISTRY
-
-        wanted = [case.id for case in self.matrix.cases] + [f"alias:{m}" for m in REGISTRY]
+        registry = run_registry(self.config, self.matrix)
+        wanted = [case.id for case in self.matrix.cases] + [f"alias:{m}" for m in registry]
         return [
             not_checked_record(case_id, f"did not run in this session (pytest exit status {exit_status})")
             for case_id in wanted
             if case_id not in self.records
         ]
+
+    def upstream_watch(self) -> dict[str, Any]:
+        """The report's ``registry``: what this transformers' registries say about the model_types of
+        the matrix's cases (as judged), of the run's aliases and of the matrix's ``watch:`` list."""
+        from pytest_tokcompat.judge.upstream import registry_view
+
+        cases = [r for r in self.records.values() if r.get("kind") == "case"]
+        return registry_view(
+            [r.get("model_type") for r in cases],
+            run_registry(self.config, self.matrix),
+            self.matrix.watch,
+            checkpoints={r["repo"]: r.get("model_type") for r in cases if isinstance(r.get("repo"), str)},
+        )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         target = self.report_target()
@@ -115,6 +128,7 @@ class TokcompatSession:
                 exit_status=int(session.exitstatus),
                 complete=len(records) == len(self.records),
                 started_at=self.started_at,
+                registry=self.upstream_watch(),
             )
             self.written = write_report(target, document)
 
