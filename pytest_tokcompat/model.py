@@ -90,6 +90,9 @@ class AliasState(_Text):
     """transformers registers the model_type natively and plain loading keeps parity."""
     DRIFT = "drift"
     """The native registration gives wrong ids: the alias must stay."""
+    BROKEN = "broken"
+    """The alias is needed (plain loading fails) but, applied as declared, it does not give right ids
+    either: a client's shim that loads and miscounts shows here."""
     NOT_CHECKED = "not-checked"
 
 

@@ -24,7 +24,7 @@ from pytest_tokcompat.judge.ladder import (
 from pytest_tokcompat.judge.static import CheckpointError, read_json_object
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.loader import Case
-from pytest_tokcompat.model import CaseStatus
+from pytest_tokcompat.model import FAILED_ATTEMPTS, CaseStatus
 from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
@@ -188,7 +188,8 @@ class AliasOutcome:
     status: str
     message: str
     state: str
-    """unused (plain loading works without it), needed, obsolete (native and right), or drift."""
+    """unused (plain loading works without it), needed, obsolete (native and right), drift, or broken
+    (needed, but as declared no remedy)."""
     alarms: list[Alarm] = field(default_factory=list)
     case_ids: list[str] = field(default_factory=list)
 
@@ -200,7 +201,12 @@ def alias_state(judgements: list[Judgement]) -> str:
             (j.attempt("native") or Attempt("native", "skipped")).status == "ok" for j in judgements
         )
         return "obsolete" if native_ok else "drift"
-    return "needed" if any(j.verdict == "alias" for j in judgements) else "unused"
+    if any(j.verdict == "alias" for j in judgements):
+        return "needed"
+    tried = [j.attempt("alias") for j in judgements if j.verdict not in ("native", "auto_map")]
+    if any(attempt is not None and attempt.status in FAILED_ATTEMPTS for attempt in tried):
+        return "broken"  # needed, but as declared it is no remedy
+    return "unused"
 
 
 def run_alias(
@@ -238,6 +244,8 @@ def run_alias(
         "needed": "the alias is the remedy",
         "obsolete": f"transformers registers it natively (recorded: native since {alias.native_since})",
         "drift": f"the native registration drifts (acknowledged: {alias.native_drift})",
+        "broken": "plain loading fails and the alias, applied as declared, gives no right ids either "
+        "(see the alias attempt of its cases)",
     }[state]
     return AliasOutcome(
         PASSED, f"alias {alias.model_type} under transformers {version}: {state}: {explain}", state, [], ids

@@ -44,6 +44,8 @@ class TokcompatSession:
         self.config = config
         self.path = matrix_path(config)
         self.matrix = load_or_usage_error(self.path)
+        # The run's alias registry, built now so that a bad declaration stops the run before it starts.
+        self.registry = run_registry(config, self.matrix)
         self.records: dict[str, dict[str, Any]] = {}
         self.written: Path | None = None
         self.started_at = utc_timestamp()
