@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import toys
 from reportdata import case, report, write
 
 from pytest_tokcompat import contract
@@ -22,6 +23,8 @@ from pytest_tokcompat.cli import main
 from pytest_tokcompat.judge.upstream import override_lists, registry_view
 from pytest_tokcompat.matrix.aliases import REGISTRY, Alias
 from pytest_tokcompat.model import AlarmKind
+
+pytest_plugins = ["pytester"]
 
 CAPTURED = Path(__file__).resolve().parent / "data" / "registry"
 RELEASES = ["4.57.6", "5.5.4", "5.10.4", "5.11.0", "5.24.0"]
@@ -254,3 +257,36 @@ def test_the_installed_transformers_is_read_as_it_is() -> None:
         }
     assert view["override_lists"] == lists and view["watch"] == ["glm_moe_dsa"]
     assert view["aliases"]["kimi_k2"]["declared_in"] == "built-in"
+
+
+def test_a_report_is_never_lost_to_registries_that_cannot_be_read(pytester: pytest.Pytester) -> None:
+    toys.native_toy(pytester.path / "native")
+    matrix = pytester.path / "models.yaml"
+    matrix.write_text("watch: [kimi_k2]\ncases:\n  - {id: native, snapshot: native, expect: native}\n")
+    pytester.makeconftest(
+        """
+        import pytest_tokcompat.judge.upstream as upstream
+
+        def unreadable(*args, **kwargs):
+            raise AttributeError("module has no attribute 'CONFIG_MAPPING_NAMES'")
+
+        def pytest_configure(config):
+            config._tokcompat_saved = upstream.registry_view
+            upstream.registry_view = unreadable
+
+        def pytest_unconfigure(config):
+            upstream.registry_view = config._tokcompat_saved
+        """
+    )
+    result = pytester.runpytest(
+        "--tokcompat", f"--tokcompat-matrix={matrix}", "--tokcompat-report=report.json", "-p", "no:randomly"
+    )
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "upstream watch not recorded in the report: AttributeError: module has no attribute 'CONFIG_MAPPING_NAMES'"
+        ]
+    )
+    document = contract.read_report(pytester.path / "report.json")
+    assert "registry" not in document
+    assert [r["id"] for r in document["cases"]] == ["alias:deepseek_v32", "native"]

@@ -49,6 +49,7 @@ class TokcompatSession:
         self.records: dict[str, dict[str, Any]] = {}
         self.written: Path | None = None
         self.started_at = utc_timestamp()
+        self.watch_problem: str | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Fill the hub cache for every hub entry at once, before any worker needs it."""
@@ -107,18 +108,25 @@ class TokcompatSession:
             if case_id not in self.records
         ]
 
-    def upstream_watch(self) -> dict[str, Any]:
+    def upstream_watch(self) -> dict[str, Any] | None:
         """The report's ``registry``: what this transformers' registries say about the model_types of
-        the matrix's cases (as judged), of the run's aliases and of the matrix's ``watch:`` list."""
+        the matrix's cases (as judged), of the run's aliases and of the matrix's ``watch:`` list.
+
+        None (and a line in the summary) where they cannot be read: the run's report is never lost to it.
+        """
         from pytest_tokcompat.judge.upstream import registry_view
 
         cases = [r for r in self.records.values() if r.get("kind") == "case"]
-        return registry_view(
-            [r.get("model_type") for r in cases],
-            run_registry(self.config, self.matrix),
-            self.matrix.watch,
-            checkpoints={r["repo"]: r.get("model_type") for r in cases if isinstance(r.get("repo"), str)},
-        )
+        try:
+            return registry_view(
+                [r.get("model_type") for r in cases],
+                self.registry,
+                self.matrix.watch,
+                checkpoints={r["repo"]: r.get("model_type") for r in cases if isinstance(r.get("repo"), str)},
+            )
+        except Exception as error:  # a transformers whose registries look like nothing known
+            self.watch_problem = f"{type(error).__name__}: {error}"
+            return None
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         target = self.report_target()
@@ -142,6 +150,8 @@ class TokcompatSession:
         terminalreporter.section("tokcompat")
         for line in summary_lines(list(self.records.values())):
             terminalreporter.write_line(line)
+        if self.watch_problem is not None:
+            terminalreporter.write_line(f"upstream watch not recorded in the report: {self.watch_problem}")
         if self.written is not None:
             terminalreporter.write_line(f"report written to {self.written}")
             if self.written != self.report_target():
