@@ -76,7 +76,7 @@ def _kind(old: Mapping[str, Any], new: Mapping[str, Any], name: str) -> str:
     return "model_types"
 
 
-def _entry_changes(model_type: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def _entry_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """How the config and tokenizer mappings of one model_type changed."""
     changes: list[str] = []
     before, after = old.get("config"), new.get("config")
@@ -193,7 +193,7 @@ def _pair_events(
     events = [
         RegistryEvent(release, previous, model_type, change)
         for model_type in tracked
-        for change in _entry_changes(model_type, old_types[model_type], new_types[model_type])
+        for change in _entry_changes(old_types[model_type], new_types[model_type])
     ]
     events += _list_events(previous, release, old, new, tracked)
     return [_classify(event, new) for event in events]
