@@ -272,10 +272,7 @@ def _judge(
 ) -> Judgement:
     """The ladder with the checkpoint's opt-in, texts and golden ids; remembered in the run's ``cache``."""
     case = checkpoint.case
-    reusable = (
-        cache is not None and case is not None and registry is None and not record and not keep_tokenizer
-    )
-    if reusable and cache is not None and case is not None:
+    if cache is not None and case is not None and registry is None and not record and not keep_tokenizer:
         known = cache.judgement(case.id, checkpoint.folder)
         if known is not None and [result.loader for result in known.loaders] == list(loaders):
             return known  # judged earlier in this run (by its case item or a fixture): once per case
