@@ -177,6 +177,7 @@ def test_pr_workflow() -> None:
     assert pr["permissions"] == {"contents": "read"}
     text = "\n".join(steps_text(job) for job in pr["jobs"].values())
     assert "python -m pytest -n 2" in text
+    assert "python -m pytest -n 2 -q -m e2e" in text, "pull requests run the end-to-end tests too"
     assert "tox -m grid -p auto" in text
     assert "lint-imports" in text, "the layers contract is checked on every pull request"
 
@@ -184,8 +185,13 @@ def test_pr_workflow() -> None:
 def test_ci_runs_the_readme_test_command_the_full_hypothesis_profile_and_the_layers_contract() -> None:
     run = (ROOT / ".ci" / "run").read_text()
     readme = (ROOT / "README.md").read_text()
-    assert 'pip install -e ".[test]" && python -m pytest -n 2' in readme
-    assert '\npip install -e ".[test]" && python -m pytest -n 2\n' in run, "the README's command, verbatim"
+    quickstart = readme.split("## Quickstart", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    command = quickstart.split("# 2. The tests\n", 1)[1].splitlines()[0]
+    assert command.startswith('pip install -e ".[test]" && python -m pytest -n 2'), command
+    assert "-m e2e" in command, (
+        "the end-to-end runs, left out of a plain pytest run, are part of the test command"
+    )
+    assert f"\n{command}\n" in run, "the README's command, verbatim"
     assert "export HYPOTHESIS_PROFILE=ci" in run
     assert "lint-imports" in run
 
