@@ -10,7 +10,7 @@ theirs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.judge.evaluate import Evaluation, describe_attempts, evaluate
 from pytest_tokcompat.judge.ladder import BROKEN, Judgement
+from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping, effective_registry
 from pytest_tokcompat.matrix.loader import bundled_matrix
 from pytest_tokcompat.sources.resolve import Checkpoint, Source
 
@@ -65,6 +66,7 @@ def load_tokenizer(
     trust_remote_code: bool = False,
     matrix: Path | None = None,
     texts: Sequence[str] = (),
+    aliases: Iterable[Alias | Mapping[str, Any]] = (),
 ) -> LoadedTokenizer:
     """Load ``name_or_path`` with the verdict ladder; TokenizerBroken where nothing loads it right.
 
@@ -73,17 +75,25 @@ def load_tokenizer(
     id (or ``MATRIX::ID``) loads the case as the matrix runs it. Remote code runs only
     when the caller passes ``trust_remote_code=True`` (an entry's opt-in is for the
     matrix's own runs), and from the hub only at a commit sha. ``texts`` are extra
-    probe texts. Every error is a TokcompatError: NotReachable (hub unreachable, not
+    probe texts. ``aliases`` (Alias objects or mappings with its fields) are applied exactly
+    as declared (a config-only alias stays config-only), replacing a built-in alias of their
+    model_type. Every error is a TokcompatError: NotReachable (hub unreachable, not
     cached, no faithful offline snapshot), NotRunnable/UnknownName (a refused or
     unknown name), SnapshotError (a snapshot that cannot be assembled), MatrixError,
-    CheckpointError (the checkpoint's files cannot be read) or TokenizerBroken.
+    CheckpointError (the checkpoint's files cannot be read), AliasError (a declared alias that
+    cannot be used as given) or TokenizerBroken.
     """
+    registry = effective_registry(
+        alias if isinstance(alias, Alias) else alias_from_mapping(alias, "load_tokenizer(aliases=...)")
+        for alias in aliases
+    )
     evaluation = evaluate(
         name_or_path,
         matrix=matrix or bundled_matrix(),
         revision=revision,
         trust_remote_code=trust_remote_code,
         texts=texts,
+        registry=registry,
         keep_tokenizer=True,
     )
     return loaded_from(evaluation, name_or_path)
@@ -100,7 +110,8 @@ def loaded_from(evaluation: Evaluation, name_or_path: str | Path) -> LoadedToken
             f"no remedy loads {name_or_path} with right ids under transformers "
             f"{judgement.transformers_version} (folder {checkpoint.folder}):\n{describe_attempts(judgement)}\n"
             "  what to do: if its code is trusted, pass trust_remote_code=True with a commit sha revision; "
-            "if its model_type is new, add an alias to pytest_tokcompat.matrix.aliases; or upgrade transformers",
+            "if its model_type is new, declare an alias (load_tokenizer(..., aliases=[...]) or the matrix's "
+            "aliases:); or upgrade transformers",
             judgement,
         )
     return LoadedTokenizer(

@@ -141,6 +141,63 @@ def not_checked_record(record_id: str, reason: str) -> dict[str, Any]:
     return case_record(record_id, CaseStatus.NOT_CHECKED, reason)
 
 
+TRACKED_AS = ("matrix", "alias", "alias-base", "watch")
+"""Why the upstream watch records a model_type: a case has it, an alias declares it or borrows its
+tokenizer mapping, or the matrix's ``watch:`` list names it."""
+OVERRIDE_KINDS = ("model_types", "checkpoints")
+
+
+def registry_record(
+    transformers_version: str,
+    model_types: Mapping[str, Mapping[str, Any]],
+    override_lists: Mapping[str, Mapping[str, Any]],
+    *,
+    aliases: Mapping[str, Mapping[str, Any]] | None = None,
+    watch: Sequence[str] = (),
+    checkpoints: Mapping[str, str | None] | None = None,
+) -> dict[str, Any]:
+    """The report's ``registry`` object: the upstream watch under one release.
+
+    ``model_types`` maps each tracked model_type to ``tracked_as`` (why: matrix, alias,
+    alias-base, watch), ``config`` (its CONFIG_MAPPING_NAMES class name, null when not
+    registered), ``tokenizer`` (its TOKENIZER_MAPPING_NAMES entry: a class name, [slow, fast]
+    in 4.x, [] for an entry naming no class; null when it has none) and ``overrides`` (the
+    override lists of model types that name it). ``override_lists`` maps each hard-coded list
+    whose hub tokenizer class transformers overrides to its kind (model_types or checkpoints)
+    and sorted entries. ``aliases`` are the run's alias registry entries (so the grid knows
+    what is acknowledged), ``watch`` the matrix's list, ``checkpoints`` each hub repo of the
+    matrix with its model_type (to match the checkpoint lists against). Unknown reasons or
+    kinds raise ValueError here, not in the reader a night later.
+    """
+    entries: dict[str, dict[str, Any]] = {}
+    for model_type, entry in sorted(model_types.items()):
+        tracked = [str(why) for why in entry.get("tracked_as", [])]
+        unknown = [why for why in tracked if why not in TRACKED_AS]
+        if unknown:
+            raise ValueError(f"tracked_as {unknown} is not one of {TRACKED_AS}")
+        entries[model_type] = {
+            "tracked_as": tracked,
+            "config": entry.get("config"),
+            "tokenizer": entry.get("tokenizer"),
+            "overrides": sorted(entry.get("overrides", [])),
+        }
+    lists: dict[str, dict[str, Any]] = {}
+    for name, found in sorted(override_lists.items()):
+        if found.get("kind") not in OVERRIDE_KINDS:
+            raise ValueError(
+                f"override list {name}: kind {found.get('kind')!r} is not one of {OVERRIDE_KINDS}"
+            )
+        lists[name] = {"kind": found["kind"], "entries": sorted(found.get("entries", []))}
+    return {
+        "transformers_version": transformers_version,
+        "model_types": entries,
+        "override_lists": lists,
+        "aliases": {name: dict(alias) for name, alias in sorted((aliases or {}).items())},
+        "watch": list(watch),
+        "checkpoints": dict(sorted((checkpoints or {}).items())),
+    }
+
+
 def report_document(
     records: Sequence[Mapping[str, Any]],
     matrix: str | None,
@@ -151,12 +208,14 @@ def report_document(
     versions: Mapping[str, str | None] | None = None,
     started_at: str | None = None,
     finished_at: str | None = None,
+    registry: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The whole report of one run: versions, records sorted by kind and id, every alarm in one list.
 
     ``complete`` is false when a case never reported; ``selection`` ({"partial": true,
     "reason": "-k qwen"}) marks a run that selected part of the matrix. ``started_at``
-    lets ``write_report`` tell a run that overlapped this one from an earlier one.
+    lets ``write_report`` tell a run that overlapped this one from an earlier one. ``registry``
+    is the upstream watch (``registry_record``), where the run read it.
     """
     found = dict(versions) if versions is not None else library_versions()
     document: dict[str, Any] = {
@@ -174,6 +233,8 @@ def report_document(
         document["started_at"] = started_at
     if selection is not None:
         document["selection"] = dict(selection)
+    if registry is not None:
+        document["registry"] = dict(registry)
     return document
 
 

@@ -51,6 +51,11 @@ class TokenizerBroken(TokcompatError, RuntimeError):
         self.judgement = judgement
 
 
+class AliasError(TokcompatError, ValueError):
+    """A declared alias (matrix, hook or ``load_tokenizer(aliases=...)``) that cannot be used as given;
+    the message names where it is declared, what is wrong and the fix."""
+
+
 class ReportError(TokcompatError):
     """A report that cannot be read, validated or merged: the message names the file and what is wrong."""
 

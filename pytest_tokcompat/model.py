@@ -90,6 +90,9 @@ class AliasState(_Text):
     """transformers registers the model_type natively and plain loading keeps parity."""
     DRIFT = "drift"
     """The native registration gives wrong ids: the alias must stay."""
+    BROKEN = "broken"
+    """The alias is needed (plain loading fails) but, applied as declared, it does not give right ids
+    either: a client's shim that loads and miscounts shows here."""
     NOT_CHECKED = "not-checked"
 
 
@@ -99,6 +102,9 @@ class AlarmKind(_Text):
     UNEXPECTED_VERDICT = "unexpected-verdict"
     OBSOLETE_ALIAS = "obsolete-alias"
     NATIVE_DRIFT = "native-drift"
+    REGISTRY_CHANGE = "registry-change"
+    """transformers' tokenizer-relevant registries changed for an aliased or watched model_type between two
+    releases (registered natively, a tokenizer mapping or an override-list entry added or dropped)."""
 
 
 NOT_CHECKED = "not-checked"

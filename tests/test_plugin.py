@@ -220,8 +220,7 @@ def _gpt2_alias_conftest(native_since: str | None, native_drift: str | None = No
         "'transformers.models.gpt2.configuration_gpt2.GPT2Config', base_model_type='gpt2', "
         f"upstream_issue='https://example.invalid/1', native_since={native_since!r}, "
         f"native_drift={native_drift!r})\n"
-        "def pytest_configure(config):\n    aliases.REGISTRY['gpt2'] = TOY\n"
-        "def pytest_unconfigure(config):\n    aliases.REGISTRY.pop('gpt2', None)\n"
+        "def pytest_tokcompat_aliases(config):\n    return [TOY]\n"
     )
 
 

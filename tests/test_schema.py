@@ -108,6 +108,25 @@ VALID = {
     ),
 }
 
+VALID["aliases and watch"] = textwrap.dedent(
+    """\
+    aliases:
+      - model_type: deepseek_v32
+        base_config: transformers.models.deepseek_v3.configuration_deepseek_v3.DeepseekV3Config
+        upstream_issue: https://example.invalid/1
+      - model_type: kimi_k2
+        base_config: transformers.DeepseekV3Config
+        base_model_type: deepseek_v3
+        tokenizer_class: PreTrainedTokenizerFast
+        upstream_issue: https://example.invalid/2
+        native_since: "5.30.0"
+        native_drift: ">=5.3,<5.4"
+        reason: a shim
+    watch: [glm_moe_dsa, qwen3_5]
+    cases: [{id: x, repo: org/x, expect: native}]
+    """
+)
+
 INVALID = {
     "unknown case key": "cases:\n  - id: a\n    repo: o/n\n    colour: x\n    expect: native\n",
     "unknown top key": "cases: []\nextra: 1\n",
@@ -132,6 +151,13 @@ INVALID = {
     "auto_map, trust false": "cases:\n  - id: a\n    repo: o/n\n    trust_remote_code: false\n    expect: auto_map\n",
     "case not a mapping": "cases:\n  - a\n",
     "not a mapping": "- cases\n",
+    "alias without upstream_issue": "aliases:\n  - {model_type: x, base_config: a.B}\ncases: [{id: x, repo: org/x, expect: native}]\n",
+    "alias with a bare class name": "aliases:\n  - {model_type: x, base_config: B, upstream_issue: u}\ncases: [{id: x, repo: org/x, expect: native}]\n",
+    "alias with an unknown key": "aliases:\n  - {model_type: x, base_config: a.B, upstream_issue: u, y: 1}\ncases: [{id: x, repo: org/x, expect: native}]\n",
+    "aliases not a list": "aliases: {model_type: x}\ncases: [{id: x, repo: org/x, expect: native}]\n",
+    "watch not a list": "watch: kimi_k2\ncases: [{id: x, repo: org/x, expect: native}]\n",
+    "watch with a bad model_type": "watch: ['kimi k2']\ncases: [{id: x, repo: org/x, expect: native}]\n",
+    "watch twice": "watch: [a, a]\ncases: [{id: x, repo: org/x, expect: native}]\n",
 }
 
 

@@ -142,7 +142,7 @@ def golden_for(texts: list[str], folder: Path, case_id: str, shift: int = 0) -> 
 
 
 def alias_conftest() -> str:
-    """A conftest that adds a toy alias for the run and removes it after, leaving no global state."""
+    """A conftest that declares a toy alias for the run (the pytest_tokcompat_aliases hook): no global state."""
     return textwrap.dedent(
         f'''
         import pytest_tokcompat.matrix.aliases as aliases
@@ -155,12 +155,8 @@ def alias_conftest() -> str:
         )
 
 
-        def pytest_configure(config):
-            aliases.REGISTRY[TOY.model_type] = TOY
-
-
-        def pytest_unconfigure(config):
-            aliases.REGISTRY.pop(TOY.model_type, None)
+        def pytest_tokcompat_aliases(config):
+            return [TOY]
         '''
     )
 

@@ -13,7 +13,6 @@ combined into one column.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.ci.loaders import loader_rows, loader_text
+from pytest_tokcompat.ci.watch import RegistryEvent, event_alarms, registry_events
 from pytest_tokcompat.contract import ALIAS, SCHEMA_VERSION, is_full_run, parse_timestamp, read_report
 from pytest_tokcompat.errors import ReportError as GridError
 from pytest_tokcompat.model import AttemptStatus, CaseStatus
@@ -50,6 +50,8 @@ class Cell:
     source: str = ""
     dimensions: str = ""
     """Contract dimensions that drifted in some attempt, and those acknowledged (``ack: decode``)."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """What a reader wants on hover: the remedy, each attempt, the drifting dimension and probe, the error."""
 
     @property
     def unexpected(self) -> bool:
@@ -79,6 +81,8 @@ class GridAlarm:
     releases: list[str]
     message: str
     action: str
+    link: str | None = None
+    """The upstream issue that tracks it, where the alias names one."""
 
 
 @dataclass
@@ -93,6 +97,10 @@ class Grid:
     """Information that changes no exit status (several reports for one release)."""
     loaders: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     """``case / loader:NAME`` -> release -> {status, text}: client loaders beside the verdicts (no exit status)."""
+    events: list[RegistryEvent] = field(default_factory=list)
+    """Changes of transformers' tokenizer-relevant registries between adjacent releases (the upstream watch)."""
+    versions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per release, the library versions of the report shown (tokenizers, pytest-tokcompat …) and its finished_at."""
 
     @property
     def complete(self) -> bool:
@@ -127,6 +135,8 @@ class Grid:
             "sources": self.sources,
             "notes": self.notes,
             **({"loaders": self.loaders} if self.loaders else {}),
+            "events": [event.to_json() for event in self.events],
+            "versions": self.versions,
         }
 
 
@@ -185,6 +195,42 @@ def _dimension_note(record: Mapping[str, Any]) -> str:
     return ", ".join([*drifted, *(f"ack: {name}" for name in acknowledged)])
 
 
+def _details(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The hover details of a cell, from what the record has (read defensively: records may be older
+    or newer than this reader): the remedy, the attempts, the drifting dimension and probe, the error."""
+    details: dict[str, Any] = {}
+    verdict = record.get("verdict")
+    if verdict in ("native", "auto_map", "alias"):
+        details["remedy"] = verdict
+    attempts = [a for a in record.get("attempts", []) if isinstance(a, Mapping)]
+    if attempts:
+        details["attempts"] = [
+            {key: a.get(key) for key in ("remedy", "status", "tokenizer_class") if a.get(key) is not None}
+            for a in attempts
+        ]
+    for attempt in attempts:
+        parity = attempt.get("parity") if isinstance(attempt.get("parity"), Mapping) else {}
+        if attempt.get("status") == AttemptStatus.DRIFT:
+            drift: dict[str, Any] = {"remedy": attempt.get("remedy")}
+            for key, name in (("dimension", "dimension"), ("text", "probe"), ("kind", "probe_kind")):
+                if isinstance(parity.get(key), str):
+                    drift[name] = parity[key][:200]
+            details["drift"] = drift
+            break
+    errors = [
+        f"{a.get('remedy')}: {a.get('detail')}"
+        for a in attempts
+        if a.get("status") not in ("ok", "skipped", AttemptStatus.DRIFT) and a.get("detail")
+    ]
+    if errors:
+        details["error"] = "; ".join(errors)[:600]
+    elif record.get("status") == CaseStatus.NOT_CHECKED and record.get("message"):
+        details["why"] = _first_line(str(record["message"]))
+    elif record.get("status") == CaseStatus.FAILED and record.get("message"):
+        details["error"] = _first_line(str(record["message"]))
+    return details
+
+
 def _cell(record: Mapping[str, Any], source: Path) -> Cell:
     state = record.get("state") if record.get("kind") == ALIAS else record.get("verdict")
     return Cell(
@@ -195,6 +241,7 @@ def _cell(record: Mapping[str, Any], source: Path) -> Cell:
         message=str(record.get("message", ""))[:300],
         source=str(source),
         dimensions=_dimension_note(record),
+        details=_details(record),
     )
 
 
@@ -249,11 +296,17 @@ def merge(reports: list[Report]) -> Grid:
     incomplete: list[str] = []
     notes: list[str] = []
     loaders: dict[str, dict[str, dict[str, str]]] = {}
+    columns: list[tuple[str, Mapping[str, Any] | None]] = []
+    versions: dict[str, dict[str, Any]] = {}
     for version in sorted(groups):
         group = sorted(groups[version], key=_rank, reverse=True)
         release = group[0][1]["transformers_version"]  # 5.0 and 5.0.0 are one release
         releases.append(release)
         sources[release] = [str(path) for path, _ in group]
+        columns.append(
+            (release, next((d["registry"] for _, d in group if isinstance(d.get("registry"), dict)), None))
+        )
+        versions[release] = {**group[0][1].get("versions", {}), "finished_at": group[0][1].get("finished_at")}
         chosen: dict[str, dict[str, Any]] = {}
         for path, document in group:
             problem = _run_problem(path, document)
@@ -285,20 +338,40 @@ def merge(reports: list[Report]) -> Grid:
                     "text": loader_text(result),
                 }
         for alarm in _release_alarms(group, chosen.values()):
-            key = (alarm["kind"], alarm["subject"])
-            if key not in found:
-                found[key] = GridAlarm(
-                    alarm["kind"], alarm["subject"], release, [], alarm["message"], alarm["action"]
-                )
-            if release not in found[key].releases:
-                found[key].releases.append(release)
+            _add_alarm(found, alarm, [release])
+    events = registry_events(columns)
+    for alarm in event_alarms(events):
+        _add_alarm(found, alarm, alarm["releases"])
     ordered = dict(sorted(rows.items()))
     incomplete += plan_gaps([document for report in reports for document in [report[1]]])
     incomplete += _cell_problems(releases, ordered)
     _mark_changes(releases, ordered)
     return Grid(
-        releases, ordered, list(found.values()), sources, incomplete, notes, dict(sorted(loaders.items()))
+        releases,
+        ordered,
+        list(found.values()),
+        sources,
+        incomplete,
+        notes,
+        dict(sorted(loaders.items())),
+        events,
+        versions,
     )
+
+
+def _add_alarm(
+    found: dict[tuple[str, str], GridAlarm], alarm: Mapping[str, Any], releases: list[str]
+) -> None:
+    """One grid alarm per kind and subject: the first release's text, every release that raised it."""
+    key = (alarm["kind"], alarm["subject"])
+    if key not in found:
+        link = alarm.get("link") if isinstance(alarm.get("link"), str) else None
+        found[key] = GridAlarm(
+            alarm["kind"], alarm["subject"], releases[0], [], alarm["message"], alarm["action"], link
+        )
+    for release in releases:
+        if release not in found[key].releases:
+            found[key].releases.append(release)
 
 
 def _cell_problems(releases: list[str], rows: dict[str, dict[str, Cell]]) -> list[str]:
@@ -421,13 +494,21 @@ def render_markdown(grid: Grid) -> str:
         lines.append("### Alarms")
         lines.append("")
         for alarm in grid.alarms:
+            upstream = f" Upstream: {alarm.link}" if alarm.link else ""
             lines.append(
                 f"- **{alarm.kind}** `{alarm.subject}`, first in transformers {alarm.first_release} "
                 f"(also {', '.join(alarm.releases[1:]) or 'nowhere else'}): {alarm.message}. "
-                f"What to do: {alarm.action}."
+                f"What to do: {alarm.action}.{upstream}"
             )
     else:
         lines.append("No alarms." if grid.complete else "No alarms in what was checked.")
+    if grid.events:
+        lines += ["", "### Upstream registry events", ""]
+        for event in grid.events:
+            flag = (
+                " **(alarm)**" if event.alarm else (f" ({event.acknowledged})" if event.acknowledged else "")
+            )
+            lines.append(f"- {_markdown_escape(event.text)}{flag}")
     text = "\n".join(lines) + "\n"
     if len(text.encode()) > MARKDOWN_LIMIT:
         text = text.encode()[: MARKDOWN_LIMIT - 200].decode(errors="ignore")
@@ -435,47 +516,8 @@ def render_markdown(grid: Grid) -> str:
     return text
 
 
-_LOADER_COLOURS = {"ok": "#d8f5d0", "drift": "#ffd0d0", "not-checked": "#eeeeee"}
-_COLOURS = {"native": "#d8f5d0", "auto_map": "#d6e8ff", "alias": "#fff2c2", "broken": "#ffd0d0"}
-
-
 def render_html(grid: Grid) -> str:
-    head = "".join(f"<th>{html.escape(r)}</th>" for r in grid.releases)
-    body = []
-    for case, cells in grid.rows.items():
-        tds = []
-        for release in grid.releases:
-            cell = cells.get(release)
-            colour = "#eeeeee" if cell is None else _COLOURS.get(cell.verdict, "#eeeeee")
-            border = "3px solid #c00" if cell is not None and cell.unexpected else "1px solid #999"
-            title = html.escape(cell.message if cell else "no record", quote=True)
-            tds.append(
-                f'<td style="background:{colour};border:{border}" title="{title}">{html.escape(_cell_text(cell))}</td>'
-            )
-        body.append(f"<tr><th>{html.escape(case)}</th>{''.join(tds)}</tr>")
-    for row, results in grid.loaders.items():
-        tds = []
-        for release in grid.releases:
-            result = results.get(release)
-            colour = "#eeeeee" if result is None else _LOADER_COLOURS.get(result["status"], "#ffe0c0")
-            text = html.escape(result["text"] if result else "—")
-            tds.append(f'<td style="background:{colour};border:1px solid #999" title="{text}">{text}</td>')
-        body.append(f"<tr><th>{html.escape(row)}</th>{''.join(tds)}</tr>")
-    alarms = "".join(
-        f"<li><b>{html.escape(a.kind)}</b> {html.escape(a.subject)}, first in {html.escape(a.first_release)}: "
-        f"{html.escape(a.message)}. <i>{html.escape(a.action)}</i></li>"
-        for a in grid.alarms
-    )
-    warning = ""
-    if not grid.complete:
-        reasons = "".join(f"<li>{html.escape(reason)}</li>" for reason in grid.incomplete)
-        warning = (
-            "<p><b>Incomplete grid</b>: not everything was checked, so this grid cannot say that all is "
-            f"well. Why:</p><ul>{reasons}</ul>"
-        )
-    return (
-        "<!doctype html><meta charset='utf-8'><title>tokcompat grid</title>"
-        "<style>table{border-collapse:collapse;font:13px sans-serif}td,th{padding:4px 8px}</style>"
-        f"{warning}<table><tr><th>case</th>{head}</tr>{''.join(body)}</table>"
-        f"<h3>Alarms</h3><ul>{alarms or '<li>none</li>'}</ul>\n"
-    )
+    """The page a person reads at a glance (pytest_tokcompat.ci.page)."""
+    from pytest_tokcompat.ci.page import render_page
+
+    return render_page(grid)

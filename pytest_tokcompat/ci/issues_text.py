@@ -16,10 +16,11 @@ from typing import Any
 from pytest_tokcompat.ci.grid import Grid, GridAlarm
 from pytest_tokcompat.model import AlarmKind
 
-NATIVE_DRIFT, OBSOLETE_ALIAS, UNEXPECTED_VERDICT = (
+NATIVE_DRIFT, OBSOLETE_ALIAS, UNEXPECTED_VERDICT, REGISTRY_CHANGE = (
     AlarmKind.NATIVE_DRIFT,
     AlarmKind.OBSOLETE_ALIAS,
     AlarmKind.UNEXPECTED_VERDICT,
+    AlarmKind.REGISTRY_CHANGE,
 )
 
 TITLE_PREFIX = "tokcompat:"
@@ -28,6 +29,7 @@ _TITLES = {
     OBSOLETE_ALIAS: "{subject} alias obsolete",
     NATIVE_DRIFT: "{subject} native registration gives wrong ids",
     UNEXPECTED_VERDICT: "{subject} verdict differs from the matrix",
+    REGISTRY_CHANGE: "{subject} registration changed upstream",
 }
 _SPACE = re.compile(r"\s+")
 
@@ -83,6 +85,14 @@ def alarm_body(alarm: GridAlarm) -> str:
         "",
         f"{alarm.action}.",
     ]
+    if alarm.link:
+        lines += ["", "### Upstream", "", alarm.link]
+    if alarm.kind == REGISTRY_CHANGE:
+        lines += [
+            "",
+            "Raised by the upstream watch (the report's `registry`): no checkpoint was needed. With `main` in "
+            "the grid's release set it fires the night the change is merged upstream.",
+        ]
     if alarm.kind == OBSOLETE_ALIAS:
         lines += [
             "",

@@ -13,7 +13,7 @@ from typing import Any
 from packaging.version import Version
 
 from pytest_tokcompat.judge.ladder import Judgement
-from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.matrix.aliases import BUILT_IN, Alias
 from pytest_tokcompat.matrix.versions import matching_ranges, parse_range
 from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind
 
@@ -31,12 +31,24 @@ class Alarm:
     transformers_version: str
     message: str
     action: str
+    link: str | None = None
+    """The upstream issue that tracks it, where one is known (the grid and the issue text link it)."""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        found = asdict(self)
+        if self.link is None:
+            del found["link"]
+        return found
 
     def __str__(self) -> str:
         return f"[{self.kind}] {self.message}; {self.action}"
+
+
+def declaration_of(alias: Alias) -> str:
+    """Where to record what changed for ``alias``: the registry module, or its own declaration."""
+    if alias.declared_in == BUILT_IN:
+        return "in the alias registry"
+    return f"in its declaration ({alias.declared_in})"
 
 
 def _release_range(version: str) -> str:
@@ -90,8 +102,9 @@ def alias_alarms(alias: Alias, judgements: list[tuple[str, Judgement]]) -> list[
                     f"transformers {version} registers {alias.model_type} natively and plain AutoTokenizer "
                     f"keeps parity on {case_id}: the {alias.model_type} alias is obsolete",
                     f"record native_since='{Version(version).base_version}' (or the first such release, see "
-                    f"'tokcompat bisect') for {alias.model_type} in the alias registry, and expect native "
+                    f"'tokcompat bisect') for {alias.model_type} {declaration_of(alias)}, and expect native "
                     f"for '{_release_range(version)}' in the matrix",
+                    link=alias.upstream_issue or None,
                 )
             )
         drift_acknowledged = alias.native_drift is not None and bool(
@@ -106,7 +119,8 @@ def alias_alarms(alias: Alias, judgements: list[tuple[str, Judgement]]) -> list[
                     f"transformers {version} registers {alias.model_type} natively but plain loading of "
                     f"{case_id} fails parity ({native.detail}); the alias must stay for earlier releases",
                     f"report it upstream ({alias.upstream_issue}) and record this release in native_drift "
-                    f"for {alias.model_type} in the alias registry",
+                    f"for {alias.model_type} {declaration_of(alias)}",
+                    link=alias.upstream_issue or None,
                 )
             )
     return alarms

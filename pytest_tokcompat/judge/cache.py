@@ -19,26 +19,43 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_tokcompat.judge.ladder import Judgement
+    from pytest_tokcompat.matrix.aliases import Alias
 
 ReferenceKey = tuple[str, int, int]
 """A tokenizer.json by resolved path, size and modification time."""
+JudgementKey = tuple[str, str, tuple["Alias", ...]]
+"""A judgement by case id, folder and the alias registry it ran under."""
+
+
+def registry_key(registry: dict[str, Alias] | None) -> tuple[Alias, ...]:
+    """The registry a judgement ran under, as a key: a declared alias never reuses a built-in's result."""
+    from pytest_tokcompat.matrix.aliases import REGISTRY
+
+    aliases = REGISTRY if registry is None else registry
+    return tuple(aliases[name] for name in sorted(aliases))
+
 
 _ACTIVE: ContextVar[JudgeCache | None] = ContextVar("tokcompat_judge_cache", default=None)
 
 
 class JudgeCache:
-    """Judgements by (case id, folder) and the last parsed reference tokenizer, for one run."""
+    """Judgements by (case id, folder, alias registry) and the last parsed reference tokenizer, for one run."""
 
     def __init__(self) -> None:
-        self._judgements: dict[tuple[str, str], Judgement] = {}
+        self._judgements: dict[JudgementKey, Judgement] = {}
         self._reference: tuple[ReferenceKey, Any] | None = None
 
-    def judgement(self, case_id: str, folder: Path) -> Judgement | None:
-        return self._judgements.get((case_id, str(folder)))
+    def judgement(
+        self, case_id: str, folder: Path, registry: dict[str, Alias] | None = None
+    ) -> Judgement | None:
+        """The judgement of the case under ``registry`` (None: the built-in one), if this run made it."""
+        return self._judgements.get((case_id, str(folder), registry_key(registry)))
 
-    def remember(self, case_id: str, folder: Path, judgement: Judgement) -> None:
+    def remember(
+        self, case_id: str, folder: Path, judgement: Judgement, registry: dict[str, Alias] | None = None
+    ) -> None:
         """Keep the judgement, never its tokenizer (a run may judge hundreds of checkpoints)."""
-        self._judgements[(case_id, str(folder))] = replace(judgement, tokenizer=None)
+        self._judgements[(case_id, str(folder), registry_key(registry))] = replace(judgement, tokenizer=None)
 
     def __len__(self) -> int:
         return len(self._judgements)

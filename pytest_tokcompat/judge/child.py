@@ -335,7 +335,7 @@ def _run_in_child(job: Any, emit: Emit) -> None:
     from pytest_tokcompat.judge.ladder import run_job
 
     try:
-        run_job(job, emit, contain=True)
+        _runner(job, run_job)(job, emit, contain=True)
     except BaseException as error:  # a failure outside an attempt's own guard: report it, never raise
         text = "".join(traceback.format_exception_only(type(error), error)).strip()
         emit({"kind": "error", "detail": text[:2000]})
@@ -344,6 +344,13 @@ def _run_in_child(job: Any, emit: Emit) -> None:
             with contextlib.suppress(BaseException):
                 stream.flush()
     emit({"kind": "end"})
+
+
+def _runner(job: Any, run_job: Callable[..., None]) -> Callable[..., None]:
+    """A job that brings its own ``execute(job, emit, contain=...)`` (the upstream watch's registry read)
+    runs that; a ladder attempt runs ``ladder.run_job``."""
+    execute = getattr(type(job), "execute", None)
+    return execute if callable(execute) else run_job
 
 
 # ---- the parent's side ---------------------------------------------------------------------------
@@ -620,7 +627,7 @@ def _run_in_process(job: Any, timeout: float | None) -> ChildRun:
     with isolated_transformers():
         try:
             with time_limit(timeout):
-                run_job(job, emit, contain=False)
+                _runner(job, run_job)(job, emit, contain=False)
         except LoadTimeout:
             run.timed_out = True
     run.messages.append({"kind": "end"})

@@ -38,7 +38,7 @@ from pytest_tokcompat.judge.static import read_json_object
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case
-from pytest_tokcompat.model import AttemptStatus, CaseStatus, Verdict
+from pytest_tokcompat.model import FAILED_ATTEMPTS, AliasState, AttemptStatus, CaseStatus, Verdict
 from pytest_tokcompat.sources.resolve import Checkpoint, MatchedBy, Source, identify, resolve
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
@@ -272,8 +272,8 @@ def _judge(
 ) -> Judgement:
     """The ladder with the checkpoint's opt-in, texts and golden ids; remembered in the run's ``cache``."""
     case = checkpoint.case
-    if cache is not None and case is not None and registry is None and not record and not keep_tokenizer:
-        known = cache.judgement(case.id, checkpoint.folder)
+    if cache is not None and case is not None and not record and not keep_tokenizer:
+        known = cache.judgement(case.id, checkpoint.folder, registry)
         if known is not None and [result.loader for result in known.loaders] == list(loaders):
             return known  # judged earlier in this run (by its case item or a fixture): once per case
     with cache.active() if cache is not None else nullcontext():
@@ -289,8 +289,8 @@ def _judge(
             loaders=loaders,
             acknowledged=case.acknowledged_for(transformers_version()) if case is not None else None,
         )
-    if cache is not None and case is not None and registry is None:
-        cache.remember(case.id, checkpoint.folder, judgement)  # never under another registry
+    if cache is not None and case is not None:
+        cache.remember(case.id, checkpoint.folder, judgement, registry)  # keyed by the registry it ran under
     return judgement
 
 
@@ -385,7 +385,8 @@ class AliasOutcome:
     status: str
     message: str
     state: str
-    """unused (plain loading works without it), needed, obsolete (native and right), or drift."""
+    """unused (plain loading works without it), needed, obsolete (native and right), drift, or broken
+    (needed, but as declared no remedy)."""
     alarms: list[Alarm] = field(default_factory=list)
     case_ids: list[str] = field(default_factory=list)
 
@@ -397,8 +398,13 @@ def alias_state(judgements: list[Judgement]) -> str:
             (j.attempt("native") or Attempt("native", AttemptStatus.SKIPPED)).status == "ok"
             for j in judgements
         )
-        return "obsolete" if native_ok else "drift"
-    return "needed" if any(j.verdict == "alias" for j in judgements) else "unused"
+        return AliasState.OBSOLETE if native_ok else AliasState.DRIFT
+    if any(j.verdict == Verdict.ALIAS for j in judgements):
+        return AliasState.NEEDED
+    tried = [j.attempt("alias") for j in judgements if j.verdict not in (Verdict.NATIVE, Verdict.AUTO_MAP)]
+    if any(attempt is not None and attempt.status in FAILED_ATTEMPTS for attempt in tried):
+        return AliasState.BROKEN  # needed, but as declared it is no remedy
+    return AliasState.UNUSED
 
 
 def run_alias(
@@ -424,11 +430,7 @@ def run_alias(
     for checkpoint in relevant:
         case_id = checkpoint.subject
         try:
-            known = (
-                cache.judgement(case_id, checkpoint.folder)
-                if cache is not None and registry is None
-                else None
-            )
+            known = cache.judgement(case_id, checkpoint.folder, registry) if cache is not None else None
             judgements.append(
                 (case_id, known or _judge(checkpoint, registry=registry, limits=limits, cache=cache))
             )
@@ -448,6 +450,8 @@ def run_alias(
         "needed": "the alias is the remedy",
         "obsolete": f"transformers registers it natively (recorded: native since {alias.native_since})",
         "drift": f"the native registration drifts (acknowledged: {alias.native_drift})",
+        "broken": "plain loading fails and the alias, applied as declared, gives no right ids either "
+        "(see the alias attempt of its cases)",
     }[state]
     return AliasOutcome(
         PASSED, f"alias {alias.model_type} under transformers {version}: {state}: {explain}", state, [], ids

@@ -23,6 +23,8 @@ def _import_dotted(path: str) -> Any:
 def register_alias(alias: Alias) -> type:
     """Register ``alias`` in transformers' auto registries; ValueError where the model_type is native.
 
+    Applied exactly as declared: the config always, the tokenizer mapping of ``base_model_type``
+    only where the alias names one (a config-only alias borrows nothing more, as client shims do).
     Callers that must leave no trace use ``applied_alias`` instead.
     """
     from transformers import AutoConfig
@@ -32,9 +34,18 @@ def register_alias(alias: Alias) -> type:
         raise ValueError(
             f"transformers already registers {alias.model_type!r} natively; an alias never replaces it"
         )
-    base = _import_dotted(alias.base_config)
+    try:
+        base = _import_dotted(alias.base_config)
+    except (ImportError, AttributeError, ValueError) as error:
+        raise ValueError(
+            f"alias {alias.model_type!r} ({alias.declared_in}): base_config {alias.base_config!r} cannot be "
+            f"imported here ({type(error).__name__}: {error}); fix the dotted path"
+        ) from None
     config_class = type(f"TokcompatAlias_{alias.model_type}", (base,), {"model_type": alias.model_type})
     AutoConfig.register(alias.model_type, config_class)
+    if alias.base_model_type is None:
+        # A config-only alias, as declared: the tokenizer is whatever AutoTokenizer then picks.
+        return config_class
     try:
         borrowed = tokenization_auto.TOKENIZER_MAPPING[base]
     except (KeyError, ValueError):

@@ -18,6 +18,13 @@ from typing import Any
 import yaml
 
 from pytest_tokcompat.errors import MatrixError
+from pytest_tokcompat.matrix.aliases import (
+    ALIAS_KEYS,
+    MODEL_TYPE_PATTERN,
+    Alias,
+    alias_from_mapping,
+    alias_problems,
+)
 from pytest_tokcompat.matrix.clients import ClientLoader, split_call
 from pytest_tokcompat.matrix.versions import VersionRange, matching_ranges, overlapping_pairs, parse_range
 from pytest_tokcompat.model import ACKNOWLEDGEABLE, Dimension, Outcome
@@ -35,7 +42,7 @@ CASE_KEYS = {
     "note": "free text shown in the report",
     "acknowledge": "version ranges -> {dimension: reason}: contract drifts accepted for those releases",
 }
-TOP_KEYS = {"version", "cases", "golden_dir", "floor", "loaders"}
+TOP_KEYS = {"version", "cases", "golden_dir", "floor", "loaders", "aliases", "watch"}
 LOADER_KEYS = {"name", "call", "attr", "kwargs"}
 # A case id, matched whole. Python's `$` also matches before a trailing newline, so "qwen\n" would pass
 # without the lookahead; the same text is the JSON Schema's pattern, which must also mean this in ECMA-262
@@ -153,6 +160,11 @@ class Matrix:
     cases: list[Case] = field(default_factory=list)
     loaders: list[ClientLoader] = field(default_factory=list)
     """The clients' own loaders (``loaders:``), judged on every case beside the verdict."""
+    aliases: tuple[Alias, ...] = ()
+    """The matrix's own aliases (``aliases:``), applied exactly as declared; they replace built-in ones."""
+    watch: tuple[str, ...] = ()
+    """model_types whose registration upstream every report records (``watch:``), to raise an alarm when
+    a release changes it, before any checkpoint of them is at hand."""
 
     def __iter__(self) -> Iterator[Case]:
         return iter(self.cases)
@@ -424,8 +436,12 @@ def parse_matrix(text: str, path: Path) -> Matrix:
             ]
         )
     root = documents[0]
+    aliases: tuple[Alias, ...] = ()
+    watch: tuple[str, ...] = ()
     try:
         cases = _read_root(reader, root)
+        aliases = _read_aliases(reader, root)
+        watch = _read_watch(reader, root)
     except _TooLarge as too_large:
         reader.problem(too_large.node, None, *too_many)
         cases = []
@@ -443,7 +459,7 @@ def parse_matrix(text: str, path: Path) -> Matrix:
             )
             problems = [*problems[:MAX_PROBLEMS], last]
         raise MatrixError(problems)
-    return Matrix(path, cases, loaders)
+    return Matrix(path, cases, loaders, aliases, watch)
 
 
 def read_loaders(reader: _Reader, root: yaml.MappingNode) -> list[ClientLoader]:
@@ -568,6 +584,69 @@ def _read_root(reader: _Reader, root: yaml.Node) -> list[Case]:
         seen[case.id] = case.line
         cases.append(case)
     return cases
+
+
+def _read_aliases(reader: _Reader, root: yaml.Node) -> tuple[Alias, ...]:
+    """The matrix's ``aliases:`` list, each entry checked as the registry's Alias fields are."""
+    keys = _key_nodes(root) if isinstance(root, yaml.MappingNode) else {}
+    if "aliases" not in keys:
+        return ()
+    node = keys["aliases"][1]
+    if not isinstance(node, yaml.SequenceNode):
+        reader.problem(node, None, "'aliases' must be a list", "write each alias as '- model_type: ...'")
+        return ()
+    found: list[Alias] = []
+    seen: dict[str, int] = {}
+    for entry in node.value:
+        if not isinstance(entry, yaml.MappingNode):
+            reader.problem(
+                entry,
+                None,
+                "an alias must be a mapping",
+                "write 'model_type:', 'base_config:', 'upstream_issue:'",
+            )
+            continue
+        data = reader.plain(entry, None)
+        if not isinstance(data, dict):
+            continue
+        entry_keys = _key_nodes(entry)
+        name = data.get("model_type")
+        label = f"alias {name!r}: " if isinstance(name, str) else "alias: "
+        problems = alias_problems(data)
+        for key, what, fix in problems:
+            at = entry_keys.get(str(key), (entry, entry))[0 if key not in ALIAS_KEYS else 1]
+            reader.problem(at, None, label + what, fix)
+        line = entry.start_mark.line + 1
+        if problems:
+            continue
+        if name in seen:
+            reader.problem(
+                entry, None, f"{label}declared twice (first at line {seen[name]})", "keep one declaration"
+            )
+            continue
+        seen[name] = line
+        found.append(alias_from_mapping(data, f"{reader.path}:{line}"))
+    return tuple(found)
+
+
+def _read_watch(reader: _Reader, root: yaml.Node) -> tuple[str, ...]:
+    """The matrix's ``watch:`` list of model_types."""
+    keys = _key_nodes(root) if isinstance(root, yaml.MappingNode) else {}
+    if "watch" not in keys:
+        return ()
+    node = keys["watch"][1]
+    value = reader.plain(node, None)
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and MODEL_TYPE_PATTERN.match(v) for v in value
+    ):
+        reader.problem(
+            node, None, f"'watch' must be a list of model_types, got {value!r}", "write 'watch: [kimi_k2]'"
+        )
+        return ()
+    twice = sorted({v for v in value if value.count(v) > 1})
+    if twice:
+        reader.problem(node, None, f"'watch' names {', '.join(map(repr, twice))} more than once", "keep one")
+    return tuple(dict.fromkeys(value))
 
 
 def _is_version(value: Any) -> bool:

@@ -1,4 +1,4 @@
-"""pytest nodes: the matrix file, one item per case, one item per registry alias.
+"""pytest nodes: the matrix file, one item per case, one item per alias of the run's registry.
 
 Failures point at the case's YAML line and say what to do. Each item keeps its
 record in ``item.stash``; the ``pytest_runtest_makereport`` wrapper puts it on the
@@ -17,7 +17,7 @@ import pytest
 
 from pytest_tokcompat.contract import alias_record
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
-from pytest_tokcompat.matrix.aliases import REGISTRY, Alias
+from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.pytest_plugin.plugin import RECORD_KEY
 from pytest_tokcompat.pytest_plugin.session import TokcompatRun, run_of
@@ -31,9 +31,10 @@ class MatrixFile(pytest.File):
     """The matrix YAML: one item per case, then one per alias of the registry."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        for case in run_of(self.config).matrix.cases:
+        run = run_of(self.config)
+        for case in run.matrix.cases:
             yield CaseItem.from_parent(self, name=case.id, case=case)
-        for alias in REGISTRY.values():
+        for alias in run.registry.values():
             yield AliasItem.from_parent(self, name=f"alias:{alias.model_type}", alias=alias)
 
 
@@ -60,7 +61,12 @@ class CaseItem(_TokcompatItem):
     def runtest(self) -> None:
         run = self.run
         outcome = run_case(
-            self.case, record=run.record, limits=run.limits, loaders=run.loaders, cache=run.judges
+            self.case,
+            record=run.record,
+            registry=run.registry,
+            limits=run.limits,
+            loaders=run.loaders,
+            cache=run.judges,
         )
         self._record(outcome.to_json())
         if outcome.status == NOT_CHECKED:
@@ -83,7 +89,9 @@ class AliasItem(_TokcompatItem):
 
     def runtest(self) -> None:
         run = self.run
-        outcome = run_alias(self.alias, run.matrix.cases, limits=run.limits, cache=run.judges)
+        outcome = run_alias(
+            self.alias, run.matrix.cases, registry=run.registry, limits=run.limits, cache=run.judges
+        )
         self._record(
             alias_record(
                 self.alias.model_type,
@@ -101,6 +109,10 @@ class AliasItem(_TokcompatItem):
             raise TokcompatFailure(f"alias {self.alias.model_type}: {outcome.message}")
 
     def reportinfo(self) -> tuple[Path, int, str]:
+        """Where the alias is declared: its matrix line, else the registry module."""
         import pytest_tokcompat.matrix.aliases as module
 
+        where, _, line = self.alias.declared_in.rpartition(":")
+        if where and line.isdigit():
+            return Path(where), int(line) - 1, f"tokcompat alias {self.alias.model_type}"
         return Path(module.__file__ or "aliases.py"), 0, f"tokcompat alias {self.alias.model_type}"

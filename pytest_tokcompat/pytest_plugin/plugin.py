@@ -56,6 +56,12 @@ def max_file_megabytes(text: str) -> float:
     return value
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_tokcompat.pytest_plugin import hooks
+
+    pluginmanager.add_hookspecs(hooks)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tokcompat", "tokenizer compatibility matrix (pytest-tokcompat)")
     group.addoption(

@@ -110,6 +110,8 @@ class TokcompatReporter:
         """Items that reported a failure without a record (a worker that died running them): why."""
         self.written: Path | None = None
         self.selection: dict[str, Any] = {"partial": False}
+        self.watch_problem: str | None = None
+        """Why the upstream watch is not in the report, where its registries could not be read."""
 
     # --- what was selected -------------------------------------------------------------------------
 
@@ -168,6 +170,27 @@ class TokcompatReporter:
             reasons.append(f"stopped early ({stopped}): {len(not_run)} selected items did not run")
         return "; ".join(reasons) or None
 
+    def upstream_watch(self) -> dict[str, Any] | None:
+        """The report's ``registry``: what this transformers' registries say about the model_types of the
+        matrix's cases (as judged), of the run's aliases and of the matrix's ``watch:`` list.
+
+        Read in a child process; None (and a line in the summary) where they cannot be read: the run's
+        report is never lost to it.
+        """
+        from pytest_tokcompat.judge.upstream import WatchUnreadable, read_upstream
+
+        cases = [r for r in self.records.values() if r.get("kind") == "case"]
+        try:
+            return read_upstream(
+                [r.get("model_type") for r in cases],
+                self.run.registry,
+                self.run.matrix.watch,
+                checkpoints={r["repo"]: r.get("model_type") for r in cases if isinstance(r.get("repo"), str)},
+            )
+        except WatchUnreadable as error:  # a transformers whose registries look like nothing known
+            self.watch_problem = str(error)
+            return None
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.target is None:
             return
@@ -183,6 +206,7 @@ class TokcompatReporter:
             complete=not missing,
             selection=self.selection,
             started_at=self.started_at,
+            registry=self.upstream_watch(),
         )
         self.written = write_report(self.target, document)
 
@@ -192,6 +216,8 @@ class TokcompatReporter:
         terminalreporter.section("tokcompat")
         for line in summary_lines(list(self.records.values())):
             terminalreporter.write_line(line)
+        if self.watch_problem is not None:
+            terminalreporter.write_line(f"upstream watch not recorded in the report: {self.watch_problem}")
         if self.written is None or self.target is None:
             return
         terminalreporter.write_line(f"report written to {self.written}")

@@ -23,6 +23,7 @@ from pytest_tokcompat.pytest_plugin.plugin import RUN_KEY
 
 if TYPE_CHECKING:
     from pytest_tokcompat.judge.ladder import Judgement, Limits
+    from pytest_tokcompat.matrix.aliases import Alias
     from pytest_tokcompat.pytest_plugin.items import MatrixFile
 
 TOKENIZERS_KEPT = 4
@@ -82,6 +83,7 @@ class TokcompatRun:
         """The matrix file was collected through pytest_collect_file (so no synthetic node is needed)."""
         self._matrix: Matrix | None = None
         self._loaders: list[ClientLoader] | None = None
+        self._registry: dict[str, Alias] | None = None
         self._tokenizers: OrderedDict[str, Any] = OrderedDict()
         self._nodeid_files: dict[str, bool] = {}
 
@@ -97,6 +99,18 @@ class TokcompatRun:
         if self._loaders is None:
             self._loaders = loaders_from(self.config, self.matrix)
         return self._loaders
+
+    @property
+    def registry(self) -> dict[str, Alias]:
+        """The run's alias registry: the built-in aliases, then the matrix's ``aliases:``, then those of the
+        ``pytest_tokcompat_aliases`` hooks, each applied exactly as declared. Every item, fixture and attempt
+        gets this one (as data, down to the attempt's child); the module-level REGISTRY never changes."""
+        if self._registry is None:
+            from pytest_tokcompat.matrix.aliases import effective_registry
+            from pytest_tokcompat.pytest_plugin.registry import hook_aliases
+
+            self._registry = effective_registry(self.matrix.aliases, hook_aliases(self.config))
+        return self._registry
 
     @property
     def limits(self) -> Limits:
@@ -116,10 +130,10 @@ class TokcompatRun:
         return f"tokcompat/{self.path.name}"
 
     def wanted_ids(self) -> list[str]:
-        """Every item of the matrix: its cases, then the alias registry's lifecycle items."""
-        from pytest_tokcompat.matrix.aliases import REGISTRY
-
-        return [case.id for case in self.matrix.cases] + [f"alias:{model_type}" for model_type in REGISTRY]
+        """Every item of the matrix: its cases, then the run's alias registry's lifecycle items."""
+        return [case.id for case in self.matrix.cases] + [
+            f"alias:{model_type}" for model_type in self.registry
+        ]
 
     # --- collection -------------------------------------------------------------------------------
 
@@ -201,13 +215,15 @@ class TokcompatRun:
         # Under --tokcompat the case item's judgement (with the clients' loaders) is shared; fixtures alone
         # need no loaders judged.
         loaders = self.loaders if self.enabled else []
-        outcome = run_case(case, limits=self.limits, loaders=loaders, cache=self.judges)
+        outcome = run_case(
+            case, limits=self.limits, loaders=loaders, cache=self.judges, registry=self.registry
+        )
         if outcome.status == NOT_CHECKED:
             pytest.skip(f"not checked: {outcome.message}")
         remedy = chosen_remedy(outcome.judgement)
         if outcome.judgement is None or outcome.folder is None or remedy is None:
             pytest.fail(f"case {case.id!r} has no working tokenizer: {outcome.message}", pytrace=False)
-        tokenizer = load_remedy(outcome.folder, remedy, outcome.judgement, self.limits)
+        tokenizer = load_remedy(outcome.folder, remedy, outcome.judgement, self.limits, self.registry)
         self._tokenizers[case.id] = tokenizer
         while len(self._tokenizers) > TOKENIZERS_KEPT:
             self._tokenizers.popitem(last=False)
@@ -228,13 +244,19 @@ def chosen_remedy(judgement: Judgement | None) -> str | None:
     return None
 
 
-def load_remedy(folder: Path, remedy: str, judgement: Judgement, limits: Limits) -> Any:
+def load_remedy(
+    folder: Path,
+    remedy: str,
+    judgement: Judgement,
+    limits: Limits,
+    registry: dict[str, Alias] | None = None,
+) -> Any:
     """Load the checkpoint as the judged remedy prescribes, within the load time limit, leaving no trace."""
     from pytest_tokcompat.judge.isolation import isolated_transformers
     from pytest_tokcompat.judge.ladder import load_with, time_limit
     from pytest_tokcompat.matrix.aliases import find_alias
 
-    alias = find_alias(judgement.model_type) if remedy == "alias" else None
+    alias = find_alias(judgement.model_type, registry) if remedy == "alias" else None
     try:
         with isolated_transformers(), time_limit(limits.load_timeout):
             return load_with(folder, remedy, alias)
@@ -257,6 +279,7 @@ def start_run(config: pytest.Config) -> TokcompatRun:
     run = config.stash[RUN_KEY] = TokcompatRun(config, enabled=True)
     run.matrix  # noqa: B018 - load and validate now: a bad matrix is a usage error before collection
     run.loaders  # noqa: B018 - and the clients' loaders, from the matrix, the ini file and the options
+    run.registry  # noqa: B018 - and the declared aliases (matrix and hooks): a bad one stops the run now
     run.add_matrix_to_the_arguments()
     config.pluginmanager.register(run, "tokcompat-run")
     if is_controller(config):
