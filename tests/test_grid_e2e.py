@@ -100,6 +100,79 @@ def test_a_user_repository_gets_its_grid_and_a_rerun_reuses_every_cell(tmp_path:
     ]
 
 
+USER_ALIAS = """\
+aliases:
+  - model_type: deepseek_v32
+    base_config: transformers.models.deepseek_v3.configuration_deepseek_v3.DeepseekV3Config
+    base_model_type: deepseek_v3
+    tokenizer_class: PreTrainedTokenizerFast
+    upstream_issue: https://github.com/huggingface/transformers/pull/41251
+    reason: our serving stack's shim
+watch: [kimi_k2]
+"""
+
+
+def test_a_user_alias_obsolete_upstream_raises_both_alarms_and_a_rerun_reuses_every_cell(
+    tmp_path: Path,
+) -> None:
+    """Issue 12's done-when: a user repository holding only its matrix (two snapshot entries copied from the
+    bundled ones, its own deepseek_v32 alias, one watch entry); transformers 5.11.0 registers deepseek_v32."""
+    repo = tmp_path / "repo"
+    matrix = user_matrix(repo)
+    matrix.write_text(matrix.read_text() + USER_ALIAS, encoding="utf-8")
+    git_repository(repo)
+    assert subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True).stdout.split() == [
+        "matrix/golden/qwen3-0.6b.json",
+        *sorted(
+            f"matrix/{p.relative_to(repo / 'matrix').as_posix()}"
+            for p in (repo / "matrix" / "snapshots").rglob("*")
+            if p.is_file()
+        ),
+        "matrix/models.yaml",
+    ]
+    env = environment(tmp_path)
+    argv = ["grid", "--releases", "5.10.4,5.11.0"]
+
+    first = tokcompat(argv, repo, env)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "| case | 5.10.4 | 5.11.0 |" in first.stdout
+    assert "| alias:deepseek_v32 | needed | obsolete Δ |" in first.stdout
+    assert "| deepseek-v3.2-exp | alias | native Δ |" in first.stdout
+    assert "| qwen3-0.6b | native | native |" in first.stdout
+    alarms = [line for line in first.stdout.splitlines() if line.startswith("- **")]
+    assert [line.split("`")[1] for line in alarms] == ["deepseek_v32", "deepseek_v32"], alarms
+    obsolete = next(line for line in alarms if line.startswith("- **obsolete-alias**"))
+    assert "first in transformers 5.11.0" in obsolete
+    assert "record native_since='5.11.0'" in obsolete and "in its declaration (" in obsolete
+    registry = next(line for line in alarms if line.startswith("- **registry-change**"))
+    assert "first in transformers 5.11.0" in registry
+    assert "Upstream: https://github.com/huggingface/transformers/pull/41251" in registry
+    assert "### Upstream registry events" in first.stdout
+    assert "- 5.11.0: deepseek_v32 registered natively (DeepseekV32Config) **(alarm)**" in first.stdout
+    assert "cells: 6, reused 0, judged 6" in first.stdout
+    for name in ("grid.md", "grid.html", "grid.json"):
+        assert (repo / "tokcompat-grid" / name).is_file(), name
+    assert "registry-change:deepseek_v32" in (repo / "tokcompat-grid" / "grid.html").read_text()
+
+    second = tokcompat(argv, repo, env)
+    assert second.returncode == 1, second.stdout + second.stderr
+    assert "cells: 6, reused 6, judged 0 (nothing changed)" in second.stdout
+    assert "  transformers 5.10.4: 3 reused, 0 judged" in second.stdout
+    assert "  transformers 5.11.0: 3 reused, 0 judged" in second.stdout
+    assert second.stdout.split("cells:")[0] == first.stdout.split("cells:")[0], (
+        "the same grid, alarms, events"
+    )
+
+    matrix.write_text(matrix.read_text().replace("expect: native\n", "expect: alias\n"), encoding="utf-8")
+    wrong = tokcompat(argv, repo, env)
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    assert "| qwen3-0.6b | native ✗ (expected alias) | native ✗ (expected alias) |" in wrong.stdout
+    assert "| deepseek-v3.2-exp | alias | native Δ |" in wrong.stdout, "the whole grid"
+    assert "| alias:deepseek_v32 | needed | obsolete Δ |" in wrong.stdout
+    assert "- 5.11.0: deepseek_v32 registered natively (DeepseekV32Config) **(alarm)**" in wrong.stdout
+    assert "cells: 6, reused 2, judged 4" in wrong.stdout
+
+
 def test_main_is_built_from_a_local_upstream_repository_and_never_reused(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     path = user_matrix(repo)

@@ -251,8 +251,26 @@ class CellCache:
             return None
         return records
 
-    def put(self, key: str, records: list[dict[str, Any]], fields: dict[str, Any] | None) -> None:
-        write_json_atomic(self._path(key), {"key": key, "fields": fields, "records": records})
+    def registry(self, key: str) -> dict[str, Any] | None:
+        """The upstream watch kept with an extras cell (its release's ``registry``), if it has one."""
+        try:
+            document = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        found = document.get("registry") if isinstance(document, dict) else None
+        return found if isinstance(found, dict) and document.get("key") == key else None
+
+    def put(
+        self,
+        key: str,
+        records: list[dict[str, Any]],
+        fields: dict[str, Any] | None,
+        registry: dict[str, Any] | None = None,
+    ) -> None:
+        document: dict[str, Any] = {"key": key, "fields": fields, "records": records}
+        if registry is not None:
+            document["registry"] = registry
+        write_json_atomic(self._path(key), document)
 
 
 # The environments: a generated tox configuration.
@@ -423,6 +441,9 @@ class ReleaseRun:
     fresh: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     report: Path | None = None
     version_clash: bool = False
+    registry: dict[str, Any] | None = None
+    """The upstream watch of this release (the report's ``registry``): judged with the extras cell, or
+    reused with it."""
 
     @property
     def env(self) -> str:
@@ -433,10 +454,12 @@ def _stub(record_id: str, message: str) -> dict[str, Any]:
     return not_checked_record(record_id, message)
 
 
-def _extras_stubs(message: str) -> list[dict[str, Any]]:
-    from pytest_tokcompat.matrix.aliases import REGISTRY
+def _extras_stubs(message: str, matrix: Matrix | None = None) -> list[dict[str, Any]]:
+    """The alias items a release would have judged: the built-in aliases and the matrix's own."""
+    from pytest_tokcompat.matrix.aliases import effective_registry
 
-    return [_stub(f"alias:{model_type}", message) for model_type in REGISTRY]
+    registry = effective_registry(matrix.aliases if matrix is not None else ())
+    return [_stub(f"alias:{model_type}", message) for model_type in registry]
 
 
 class GridRun:
@@ -450,6 +473,7 @@ class GridRun:
         self.work = self.output / ".work"
         self.jobs = options.jobs or max(1, os.cpu_count() or 1)
         self.shard = (1, 1)
+        self.matrix: Matrix | None = None
 
     # -- planning --
 
@@ -476,6 +500,7 @@ class GridRun:
             self.shard = parse_shard(self.options.shard)
             self.check_tools()
             path, matrix, raw = self.load()
+            self.matrix = matrix
             spec = self.options.releases or DEFAULT_SPEC
             try:
                 releases = resolve_spec(spec, floor=matrix_floor(matrix, raw), upstream=self.options.upstream)
@@ -611,6 +636,8 @@ class GridRun:
                 run.to_judge.append(cell)
             else:
                 run.reused[cell] = records
+                if cell == EXTRAS and key is not None:
+                    run.registry = cache.registry(key)
 
     def judge(self, runs: list[ReleaseRun], case_ids: list[str]) -> None:
         busy = [run for run in runs if run.versions is not None and run.to_judge]
@@ -640,6 +667,8 @@ class GridRun:
             try:
                 document = json.loads(raw_path.read_text(encoding="utf-8"))
                 records = [r for r in document.get("cases", []) if isinstance(r, dict) and "id" in r]
+                if EXTRAS in run.to_judge and isinstance(document.get("registry"), dict):
+                    run.registry = document["registry"]
             except (OSError, ValueError):
                 records = []
                 run.error = (
@@ -670,7 +699,7 @@ class GridRun:
                 continue
             if cell == EXTRAS:
                 if clean:
-                    cache.put(key, records, keys.fields(cell, run.versions))
+                    cache.put(key, records, keys.fields(cell, run.versions), run.registry)
             elif records[0].get("status") != NOT_CHECKED:
                 cache.put(key, records, keys.fields(cell, run.versions))
 
@@ -685,7 +714,7 @@ class GridRun:
             elif cell in run.fresh:
                 records.extend(run.fresh[cell])
             else:
-                records.extend(_extras_stubs(why) if cell == EXTRAS else [_stub(cell, why)])
+                records.extend(_extras_stubs(why, self.matrix) if cell == EXTRAS else [_stub(cell, why)])
         return records
 
     def write_report(self, run: ReleaseRun, matrix: Path, case_ids: list[str], plan: dict[str, Any]) -> None:
@@ -718,6 +747,8 @@ class GridRun:
                 "error": run.error,
             },
         }
+        if run.registry is not None:
+            document["registry"] = run.registry
         suffix = f".shard-{index}-of-{count}" if count > 1 else ""
         run.report = self.output / "reports" / f"transformers-{version}{suffix}.json"
         write_json_atomic(run.report, document)
