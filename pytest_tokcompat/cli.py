@@ -128,6 +128,32 @@ def _output_target(given: str, inputs: list[str]) -> Path:
     return target
 
 
+REPORT_FORMS = {"markdown": ".md", "html": ".html", "json": ".json"}
+
+
+def _write_beside(target: Path, chosen: str, grid: Any, inputs: list[str]) -> list[str]:
+    """With --output FILE, the grid's other forms go beside it (grid.md -> grid.html, grid.json), as
+    ``tokcompat grid`` writes them; a name that is one of the inputs is left alone and said so."""
+    from pytest_tokcompat.ci.grid import render
+    from pytest_tokcompat.errors import ReportError as GridError
+
+    lines: list[str] = []
+    for form, suffix in REPORT_FORMS.items():
+        if form == chosen:
+            continue
+        sibling = target.with_suffix(suffix)
+        if sibling == target:
+            continue
+        try:
+            _output_target(str(sibling), inputs)
+        except GridError as error:
+            lines.append(f"{form} not written beside {target.name}: {error}")
+            continue
+        _write_output(sibling, render(grid, form))
+        lines.append(f"also wrote {sibling}")
+    return lines
+
+
 def _write_output(target: Path, text: str) -> None:
     import os
     import tempfile
@@ -152,15 +178,19 @@ def _report(args: argparse.Namespace) -> int:
     from pytest_tokcompat.ci.grid import load_reports, merge, render
     from pytest_tokcompat.errors import ReportError as GridError
 
+    beside: list[str] = []
     try:
         target = _output_target(args.output, args.reports) if args.output else None
         grid = merge(load_reports([Path(p) for p in args.reports]))
         text = render(grid, args.format)
         if target is not None:
             _write_output(target, text)
+            beside = _write_beside(target, args.format, grid, args.reports)
     except GridError as error:
         print(f"tokcompat report: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    for line in beside:
+        print(f"tokcompat report: {line}", file=sys.stderr)
     if target is None:
         sys.stdout.write(text)
     if not grid.complete:
@@ -315,7 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         default=None,
         metavar="FILE",
-        help="write to FILE instead of standard output (missing folders are created; never an input)",
+        help="write to FILE instead of standard output, and the grid's other forms beside it (grid.md, "
+        "grid.html, grid.json); missing folders are created; never an input",
     )
     report.set_defaults(handler=_report)
     grid = commands.add_parser(

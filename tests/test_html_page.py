@@ -160,6 +160,48 @@ def test_tokcompat_report_writes_the_page(tmp_path: Path) -> None:
     assert Page(target.read_text(encoding="utf-8")).having("data-legend")
 
 
+def test_tokcompat_report_writes_the_html_beside_the_markdown_and_json(tmp_path: Path) -> None:
+    paths = _reports(tmp_path)
+    target = tmp_path / "out" / "grid.md"
+    assert main(["report", *map(str, paths), "--output", str(target)]) == 1
+    assert target.read_text(encoding="utf-8").startswith("## tokcompat: tokenizer verdicts")
+    page = Page((tmp_path / "out" / "grid.html").read_text(encoding="utf-8"))
+    assert set(_cells(page)) == {
+        (row, release) for row in merge(load_reports(paths)).rows for release in RELEASES
+    }
+    assert json.loads((tmp_path / "out" / "grid.json").read_text(encoding="utf-8"))["releases"] == RELEASES
+
+
+def test_a_sibling_that_is_an_input_is_never_overwritten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = _reports(tmp_path)
+    before = paths[0].read_bytes()
+    target = paths[0].with_suffix(".md")  # its .json sibling is the input report itself
+    assert main(["report", *map(str, paths), "--output", str(target)]) == 1
+    assert paths[0].read_bytes() == before
+    assert target.is_file() and target.with_suffix(".html").is_file()
+    assert (
+        f"json not written beside {target.name}: --output {paths[0]} is the input report"
+        in capsys.readouterr().err
+    )
+
+
+def test_loader_rows_and_drift_dimensions_are_on_the_page(grid: Grid) -> None:
+    grid.loaders = {
+        "deepseek-v3.2-exp / loader:cfg": {"5.10.4": {"status": "drift", "text": "drift — 21/22 texts"}}
+    }
+    cell = grid.rows["deepseek-v3.2-exp"]["5.10.4"]
+    cell.dimensions = "ids, ack: decode"
+    page = Page(render_html(grid))
+    cells = _cells(page)
+    assert cells[("deepseek-v3.2-exp / loader:cfg", "5.10.4")]["title"] == "drift — 21/22 texts"
+    assert cells[("deepseek-v3.2-exp / loader:cfg", "5.11.0")]["title"] == "no record for this release"
+    assert "dimensions: ids, ack: decode" in cells[("deepseek-v3.2-exp", "5.10.4")]["title"]
+    legend = {attrs["data-legend"] for attrs in page.having("data-legend")}
+    assert {"[dimension]", "[ack: …]", "loader:ok", "loader:drift", "loader:other"} <= legend
+
+
 def _png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     assert data[12:16] == b"IHDR"

@@ -201,3 +201,18 @@ def test_the_merged_grid_is_not_written_among_the_per_release_reports() -> None:
     text = (ROOT / ".github/workflows/tokcompat-grid.yml").read_text()
     assert "grid/transformers-*.json" in text
     assert "--output reports/" not in text
+
+
+def test_the_html_grid_is_uploaded_with_the_markdown_and_json() -> None:
+    """The merge job writes grid.html into the folder it uploads; the action uploads every grid.* that
+    `tokcompat grid` writes (grid.md, grid.html, grid.json)."""
+    merge = load("tokcompat-grid.yml")["jobs"]["merge"]
+    text = steps_text(merge)
+    written = {form: f"--format {form} --output merged/grid.{form}" in text for form in ("html", "json")}
+    assert written == {"html": True, "json": True}
+    uploads = [step["with"] for step in merge["steps"] if "actions/upload-artifact" in str(step.get("uses"))]
+    grid_upload = next(found for found in uploads if found["name"] == "tokcompat-grid")
+    assert grid_upload["path"] == "merged/"
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    upload = next(s for s in action["runs"]["steps"] if "actions/upload-artifact" in str(s.get("uses")))
+    assert "${{ inputs.output }}/grid.*" in upload["with"]["path"].splitlines()

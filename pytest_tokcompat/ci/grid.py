@@ -212,7 +212,12 @@ def _details(record: Mapping[str, Any]) -> dict[str, Any]:
         parity = attempt.get("parity") if isinstance(attempt.get("parity"), Mapping) else {}
         if attempt.get("status") == AttemptStatus.DRIFT:
             drift: dict[str, Any] = {"remedy": attempt.get("remedy")}
-            for key, name in (("dimension", "dimension"), ("text", "probe"), ("kind", "probe_kind")):
+            for key, name in (
+                ("dimension", "dimension"),
+                ("text", "probe"),
+                ("kind", "probe_kind"),
+                ("probe_source", "probe_source"),
+            ):
                 if isinstance(parity.get(key), str):
                     drift[name] = parity[key][:200]
             details["drift"] = drift

@@ -48,6 +48,17 @@ MARKS = {
     MARK_CHANGED: "changed since the previous release",
     MARK_NOT_CHECKED: "not checked",
     MARK_MISSING: "no record for that release",
+    "[dimension]": "the contract dimension a drifting remedy failed on (ids, default_call, special_tokens, "
+    "decode, chat_template)",
+    "[ack: …]": "a drift the matrix acknowledges for that release",
+}
+LOADER_COLOURS = {
+    "ok": ("#d8f5d0", "loader:NAME ok: a client's own loader gives right ids (information, no verdict)"),
+    "drift": (
+        "#ffc9c9",
+        "loader:NAME drift: a client's own loader gives wrong ids (information, no verdict)",
+    ),
+    "other": ("#ffe0c0", "loader:NAME load-error, encode-error, timeout or crashed (information)"),
 }
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1d1d1d;background:#fff}
@@ -102,12 +113,15 @@ def _cell_details(cell: Cell, release: str) -> list[tuple[str, str]]:
         rows.append(("remedy", str(details["remedy"])))
     drift = details.get("drift")
     if isinstance(drift, dict):
-        parts = [f"{drift.get('remedy')} gives wrong ids"]
+        wrong_ids = drift.get("dimension") in (None, "ids")
+        parts = [f"{drift.get('remedy')} {'gives wrong ids' if wrong_ids else 'drifts'}"]
         if drift.get("dimension"):
             parts.append(f"dimension {drift['dimension']}")
         if drift.get("probe"):
             kind = f" ({drift['probe_kind']})" if drift.get("probe_kind") else ""
             parts.append(f"probe {drift['probe']!r}{kind}")
+        if drift.get("probe_source"):
+            parts.append(f"drawn from {drift['probe_source']}")
         rows.append(("drift", "; ".join(parts)))
     attempts = details.get("attempts")
     if isinstance(attempts, list) and attempts:
@@ -125,6 +139,8 @@ def _cell_details(cell: Cell, release: str) -> list[tuple[str, str]]:
         rows.append(("error", str(details["error"])))
     if details.get("why") or (cell.message and not cell.checked):
         rows.append(("why", str(details.get("why") or cell.message)))
+    if cell.dimensions:
+        rows.append(("dimensions", cell.dimensions))
     if cell.source:
         rows.append(("report", cell.source))
     return rows
@@ -143,6 +159,21 @@ def _cell_html(case: str, release: str, cell: Cell | None) -> str:
         f'<td class="{classes}" {where} data-verdict="{_e(cell.verdict)}" style="background:{colour}" '
         f'title="{_e(title)}"><details><summary>{_e(_cell_text(cell))}</summary>'
         f'<div class="pop"><dl>{listing}</dl></div></details></td>'
+    )
+
+
+def _loader_html(row: str, release: str, result: dict[str, str] | None) -> str:
+    """A client loader's cell (information beside the verdicts): its status and text on hover."""
+    where = f'data-case="{_e(row)}" data-release="{_e(release)}"'
+    if result is None:
+        return f'<td class="cell missing" {where} title="no record for this release">{MARK_MISSING}</td>'
+    status = str(result.get("status"))
+    colour = LOADER_COLOURS.get(status, LOADER_COLOURS["other"])[0]
+    text = str(result.get("text", status))
+    return (
+        f'<td class="cell loader" {where} data-verdict="{_e(status)}" style="background:{colour}" '
+        f'title="{_e(text)}"><details><summary>{_e(status)}</summary>'
+        f'<div class="pop"><dl><dt>loader</dt><dd>{_e(text)}</dd></dl></div></details></td>'
     )
 
 
@@ -182,6 +213,12 @@ def _legend(grid: Grid) -> str:
         f'<li data-legend="{_e(mark)}"><span class="mark">{_e(mark)}</span>{_e(text)}</li>'
         for mark, text in MARKS.items()
     ]
+    if grid.loaders:
+        items += [
+            f'<li data-legend="loader:{_e(name)}"><span class="swatch" style="background:{colour}"></span>'
+            f"{_e(text)}</li>"
+            for name, (colour, text) in LOADER_COLOURS.items()
+        ]
     return (
         '<section id="legend"><h2>Legend</h2><ul class="legend">'
         + "".join(items)
@@ -250,6 +287,12 @@ def render_page(grid: Grid) -> str:
         + "".join(_cell_html(case, r, cells.get(r)) for r in grid.releases)
         + "</tr>"
         for case, cells in grid.rows.items()
+    )
+    rows += "".join(
+        f'<tr class="loader"><th>{_e(row)}</th>'
+        + "".join(_loader_html(row, r, results.get(r)) for r in grid.releases)
+        + "</tr>"
+        for row, results in grid.loaders.items()
     )
     notes = "".join(f"<li>{_e(note)}</li>" for note in grid.notes)
     return (
