@@ -18,7 +18,7 @@ from typing import Any
 from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.judge.evaluate import Evaluation, describe_attempts, evaluate
 from pytest_tokcompat.judge.ladder import BROKEN, Judgement
-from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping, effective_registry
+from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping
 from pytest_tokcompat.matrix.loader import bundled_matrix
 from pytest_tokcompat.sources.resolve import Checkpoint, Source
 
@@ -76,24 +76,24 @@ def load_tokenizer(
     when the caller passes ``trust_remote_code=True`` (an entry's opt-in is for the
     matrix's own runs), and from the hub only at a commit sha. ``texts`` are extra
     probe texts. ``aliases`` (Alias objects or mappings with its fields) are applied exactly
-    as declared (a config-only alias stays config-only), replacing a built-in alias of their
-    model_type. Every error is a TokcompatError: NotReachable (hub unreachable, not
+    as declared (a config-only alias stays config-only), over the built-in aliases and those of
+    the matrix the name was found in, replacing one of the same model_type. Every error is a TokcompatError: NotReachable (hub unreachable, not
     cached, no faithful offline snapshot), NotRunnable/UnknownName (a refused or
     unknown name), SnapshotError (a snapshot that cannot be assembled), MatrixError,
     CheckpointError (the checkpoint's files cannot be read), AliasError (a declared alias that
     cannot be used as given) or TokenizerBroken.
     """
-    registry = effective_registry(
+    declared = [
         alias if isinstance(alias, Alias) else alias_from_mapping(alias, "load_tokenizer(aliases=...)")
         for alias in aliases
-    )
+    ]
     evaluation = evaluate(
         name_or_path,
         matrix=matrix or bundled_matrix(),
         revision=revision,
         trust_remote_code=trust_remote_code,
         texts=texts,
-        registry=registry,
+        aliases=declared,
         keep_tokenizer=True,
     )
     return loaded_from(evaluation, name_or_path)

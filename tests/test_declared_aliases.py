@@ -14,6 +14,7 @@ from packaging.version import Version
 from reportdata import read_valid_report
 
 from pytest_tokcompat import load_tokenizer
+from pytest_tokcompat.cli import main
 from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.judge.ladder import judge, transformers_version
 from pytest_tokcompat.judge.probes import probe_texts
@@ -189,6 +190,45 @@ def test_load_tokenizer_takes_declared_aliases(tmp_path: Path) -> None:
         ("alias", "not-checked"),
     ]
     assert loaded.tokenizer.encode("hello world", add_special_tokens=False)
+
+
+def test_a_case_is_judged_with_its_own_matrix_aliases_outside_pytest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tokcompat check CASE` and `load_tokenizer(CASE, matrix=...)` judge a case as its matrix runs it: with
+    the aliases that matrix declares (applied as declared, in the attempt's child process)."""
+    _two_shims(tmp_path)
+    matrix = tmp_path / "models.yaml"
+    matrix.write_text(
+        textwrap.dedent(
+            f"""\
+            aliases:
+              - model_type: {toys.TOY_ALIAS_TYPE}
+                base_config: {GPT2}
+                base_model_type: gpt2
+                upstream_issue: https://example.invalid/borrowing
+              - model_type: {CONFIG_ONLY_TYPE}
+                base_config: {GPT2}
+                upstream_issue: https://example.invalid/config-only
+            cases:
+              - {{id: borrowing, snapshot: borrowing, expect: alias}}
+              - {{id: config-only, snapshot: config-only, expect: alias}}
+            """
+        ),
+        encoding="utf-8",
+    )
+    assert main(["check", "borrowing", "--matrix", str(matrix), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["verdict"] == "alias" and record["alarms"] == []
+    assert main(["check", "config-only", "--matrix", str(matrix), "--json"]) == 1
+    record = json.loads(capsys.readouterr().out)
+    assert record["verdict"] == "broken"
+    assert [a["status"] for a in record["attempts"]] == ["load-error", "skipped", "load-error"]
+    assert load_tokenizer("borrowing", matrix=matrix).verdict == "alias"
+    # the caller's own alias goes over the matrix's: config-only, as declared, for the borrowing toy
+    config_only = Alias(toys.TOY_ALIAS_TYPE, GPT2, None, "https://example.invalid/mine")
+    with pytest.raises(TokenizerBroken):
+        load_tokenizer("borrowing", matrix=matrix, aliases=[config_only])
 
 
 # --- self-tests through pytester ----------------------------------------------------------------

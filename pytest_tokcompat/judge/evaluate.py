@@ -35,9 +35,9 @@ from pytest_tokcompat.judge.ladder import (
     transformers_version,
 )
 from pytest_tokcompat.judge.static import read_json_object
-from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.matrix.aliases import Alias, effective_registry
 from pytest_tokcompat.matrix.clients import ClientLoader
-from pytest_tokcompat.matrix.loader import Case
+from pytest_tokcompat.matrix.loader import Case, load_matrix
 from pytest_tokcompat.model import FAILED_ATTEMPTS, AliasState, AttemptStatus, CaseStatus, Verdict
 from pytest_tokcompat.sources.resolve import Checkpoint, MatchedBy, Source, identify, resolve
 
@@ -146,6 +146,7 @@ def evaluate(
     limits: Limits = DEFAULT_LIMITS,
     loaders: Sequence[ClientLoader] = (),
     cache: JudgeCache | None = None,
+    aliases: Sequence[Alias] = (),
 ) -> Evaluation:
     """Resolve ``target`` (see :func:`~pytest_tokcompat.sources.resolve.resolve`) and judge it.
 
@@ -155,6 +156,9 @@ def evaluate(
     used as given is FAILED with ``failure`` BAD_INPUT and the error kept on ``error``.
     ``loaders`` are the client loaders judged beside the verdict (information, never a rung);
     ``cache`` is the run's judgements (pytest keeps one per session), so a case is judged once.
+    ``registry`` is the alias registry to judge with (pytest passes its run's); without one, the built-in
+    aliases, then those of the matrix the target was found in, then ``aliases`` (the caller's own), each
+    applied exactly as declared.
     """
     subject = target.id if isinstance(target, Case) else str(target)
     version = transformers_version()
@@ -166,6 +170,10 @@ def evaluate(
         return Evaluation(subject, FAILED, str(error), expected, failure=Failure.BAD_INPUT, error=error)
     known = identity.case
     subject = known.id if known is not None else subject
+    if registry is None:
+        declared = _matrix_aliases(identity.matrix) if known is not None else ()
+        if declared or aliases:
+            registry = effective_registry(declared, aliases)
     if known is not None and expected is None:
         try:
             expected = known.expected_for(version)
@@ -247,6 +255,16 @@ def evaluate(
     else:
         outcome.message = f"{judgement.verdict}: {judgement.parity.describe()}"
     return outcome
+
+
+def _matrix_aliases(matrix: Path | None) -> tuple[Alias, ...]:
+    """The ``aliases:`` of the matrix a case was found in (it was loaded, and checked, a moment ago)."""
+    if matrix is None:
+        return ()
+    try:
+        return load_matrix(matrix).aliases
+    except MatrixError:
+        return ()
 
 
 def _unreadable_text(text: str, checkpoint: Checkpoint) -> str:
