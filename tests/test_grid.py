@@ -579,7 +579,9 @@ def test_output_into_a_missing_folder_is_created(
     assert main(["report", str(reports["clean"]), "--output", str(target)]) == 0
     assert target.read_text().startswith("## tokcompat")
     assert capsys.readouterr().out == ""
-    assert [p.name for p in target.parent.iterdir()] == ["grid.md"], "no temporary file is left behind"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["grid.html", "grid.json", "grid.md"], (
+        "the grid's three forms side by side, no temporary file left behind"
+    )
 
 
 def test_output_equal_to_an_input_is_refused(
