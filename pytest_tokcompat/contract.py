@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.errors import ReportError
-from pytest_tokcompat.model import AliasState, CaseStatus, Outcome, Verdict
+from pytest_tokcompat.model import AliasState, CaseStatus, Outcome, OverrideKind, TrackedAs, Verdict
 
 SCHEMA_VERSION = 2
 """2: alias lifecycles under ``state`` (not ``verdict``); ``exit_status``, ``complete`` required."""
@@ -141,10 +141,10 @@ def not_checked_record(record_id: str, reason: str) -> dict[str, Any]:
     return case_record(record_id, CaseStatus.NOT_CHECKED, reason)
 
 
-TRACKED_AS = ("matrix", "alias", "alias-base", "watch")
+TRACKED_AS = tuple(str(why) for why in TrackedAs)
 """Why the upstream watch records a model_type: a case has it, an alias declares it or borrows its
 tokenizer mapping, or the matrix's ``watch:`` list names it."""
-OVERRIDE_KINDS = ("model_types", "checkpoints")
+OVERRIDE_KINDS = tuple(str(kind) for kind in OverrideKind)
 
 
 def registry_record(

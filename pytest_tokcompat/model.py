@@ -146,3 +146,23 @@ class DimensionStatus(_Text):
     """No ground truth for it (e.g. no tokenizer.json for the default call)."""
     ABSENT = "absent"
     """The checkpoint declares nothing to check (e.g. no chat template)."""
+
+
+class TrackedAs(_Text):
+    """Why the upstream watch records a model_type (the report's ``registry.model_types[*].tracked_as``)."""
+
+    MATRIX = "matrix"
+    """A case of the matrix has it."""
+    ALIAS = "alias"
+    """An alias of the run's registry declares it."""
+    ALIAS_BASE = "alias-base"
+    """An alias borrows its tokenizer mapping."""
+    WATCH = "watch"
+    """The matrix's ``watch:`` list names it."""
+
+
+class OverrideKind(_Text):
+    """What a hard-coded list whose hub tokenizer class transformers overrides holds."""
+
+    MODEL_TYPES = "model_types"
+    CHECKPOINTS = "checkpoints"

@@ -19,7 +19,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.matrix.versions import matching_ranges, parse_range
-from pytest_tokcompat.model import AlarmKind
+from pytest_tokcompat.model import AlarmKind, OverrideKind, TrackedAs
 
 LISTED = 12
 """At most this many entries are named in one list-level event; the rest are counted."""
@@ -121,8 +121,8 @@ def _classify(event: RegistryEvent, registry: Mapping[str, Any]) -> RegistryEven
         return event
     entry = registry.get("model_types", {}).get(event.model_type)
     event.tracked_as = list(entry.get("tracked_as", [])) if isinstance(entry, Mapping) else []
-    watched = event.model_type in registry.get("watch", []) or "watch" in event.tracked_as
-    aliased = "alias" in event.tracked_as or event.model_type in registry.get("aliases", {})
+    watched = event.model_type in registry.get("watch", []) or TrackedAs.WATCH in event.tracked_as
+    aliased = TrackedAs.ALIAS in event.tracked_as or event.model_type in registry.get("aliases", {})
     alias = registry.get("aliases", {}).get(event.model_type)
     if (
         isinstance(alias, Mapping)
@@ -159,7 +159,7 @@ def _list_events(
             *((e, "dropped") for e in sorted(before - after)),
         ]:
             where = f"{verb} {'to' if verb == 'added' else 'from'} {name}"
-            if kind == "model_types":
+            if kind == OverrideKind.MODEL_TYPES:
                 if entry in tracked:
                     events.append(RegistryEvent(release, previous, entry, where))
                 else:
@@ -226,8 +226,8 @@ def event_alarms(events: Sequence[RegistryEvent]) -> list[dict[str, Any]]:
     alarms: list[dict[str, Any]] = []
     for model_type, found in grouped.items():
         first = found[0]
-        watched = "watch" in first.tracked_as
-        if "alias" in first.tracked_as and not watched:
+        watched = TrackedAs.WATCH in first.tracked_as
+        if TrackedAs.ALIAS in first.tracked_as and not watched:
             action = (
                 f"the {model_type} alias may be obsolete or need a change: judge a checkpoint of {model_type} "
                 f"under transformers {first.release} (add one to the matrix if it has none); if plain loading "

@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_tokcompat.contract import registry_record
 from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.model import OverrideKind, TrackedAs
 
 KNOWN_OVERRIDE_LISTS = ("MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS", "MODEL_IDS_TO_TOKENIZERS_BACKEND")
 """The lists of model types (5.x) and checkpoint patterns (5.12 and later) whose hub tokenizer class
@@ -48,8 +49,10 @@ def override_lists(module: Any) -> dict[str, dict[str, Any]]:
         if not all(isinstance(entry, str) for entry in value) and name not in KNOWN_OVERRIDE_LISTS:
             continue  # not a list of names
         entries = sorted({entry for entry in value if isinstance(entry, str)})
-        kind = "checkpoints" if any("/" in entry for entry in entries) else "model_types"
-        found[name] = {"kind": kind, "entries": entries}
+        kind = (
+            OverrideKind.CHECKPOINTS if any("/" in entry for entry in entries) else OverrideKind.MODEL_TYPES
+        )
+        found[name] = {"kind": str(kind), "entries": entries}
     return found
 
 
@@ -59,17 +62,17 @@ def tracked_model_types(
     """Each model_type the run cares about, with why: matrix, alias, alias-base, watch."""
     tracked: dict[str, list[str]] = {}
 
-    def add(model_type: str | None, why: str) -> None:
+    def add(model_type: str | None, why: TrackedAs) -> None:
         if model_type and why not in tracked.setdefault(model_type, []):
-            tracked[model_type].append(why)
+            tracked[model_type].append(str(why))
 
     for model_type in case_model_types:
-        add(model_type, "matrix")
+        add(model_type, TrackedAs.MATRIX)
     for alias in registry.values():
-        add(alias.model_type, "alias")
-        add(alias.base_model_type, "alias-base")
+        add(alias.model_type, TrackedAs.ALIAS)
+        add(alias.base_model_type, TrackedAs.ALIAS_BASE)
     for model_type in watch:
-        add(model_type, "watch")
+        add(model_type, TrackedAs.WATCH)
     return dict(sorted(tracked.items()))
 
 
@@ -98,7 +101,7 @@ def registry_view(
             "overrides": [
                 name
                 for name, found in lists.items()
-                if found["kind"] == "model_types" and model_type in found["entries"]
+                if found["kind"] == OverrideKind.MODEL_TYPES and model_type in found["entries"]
             ],
         }
     return registry_record(
