@@ -106,12 +106,18 @@ def loaded_from(evaluation: Evaluation, name_or_path: str | Path) -> LoadedToken
     checkpoint, judgement = evaluation.checkpoint, evaluation.judgement
     assert checkpoint is not None and judgement is not None  # evaluate() keeps an error whenever it has none
     if judgement.verdict == BROKEN or judgement.tokenizer is None:
+        advice = (
+            "if its code is trusted, pass trust_remote_code=True with a commit sha revision; "
+            "if its model_type is new, declare an alias (load_tokenizer(..., aliases=[...]) or the matrix's "
+            "aliases:); or upgrade transformers"
+            if judgement.static.has_config
+            else "it has no config.json (tokenizer-only), so no alias can apply: put the model's config.json "
+            "beside its tokenizer files, or use a transformers release where plain loading keeps parity"
+        )
         raise TokenizerBroken(
             f"no remedy loads {name_or_path} with right ids under transformers "
             f"{judgement.transformers_version} (folder {checkpoint.folder}):\n{describe_attempts(judgement)}\n"
-            "  what to do: if its code is trusted, pass trust_remote_code=True with a commit sha revision; "
-            "if its model_type is new, declare an alias (load_tokenizer(..., aliases=[...]) or the matrix's "
-            "aliases:); or upgrade transformers",
+            f"  what to do: {advice}",
             judgement,
         )
     return LoadedTokenizer(

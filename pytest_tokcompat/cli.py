@@ -86,7 +86,12 @@ def _judge_and_print(args: argparse.Namespace) -> int:
     judgement = evaluation.judgement
     if judgement is None:
         return code
-    print(f"{args.path}: model_type {judgement.model_type}, transformers {judgement.transformers_version}")
+    kind = (
+        f"model_type {judgement.model_type}"
+        if judgement.static.has_config
+        else "no config.json (tokenizer-only: judged by its tokenizer files alone)"
+    )
+    print(f"{args.path}: {kind}, transformers {judgement.transformers_version}")
     if evaluation.checkpoint is not None and evaluation.checkpoint.case is not None:
         case = evaluation.checkpoint.case
         print(f"  case {case.id!r} ({case.location}), expected {evaluation.expected}")
@@ -211,6 +216,8 @@ def _grid(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         shard=args.shard,
         upstream=args.upstream,
+        with_requirements=tuple(args.with_requirements or ()),
+        loaders=tuple(args.loader or ()),
     )
     return run_command(options, out=lambda line: print(line, flush=True), plan_only=args.plan)
 
@@ -287,8 +294,14 @@ def _issues_sync(args: argparse.Namespace) -> int:
 
 
 def _resolve(args: argparse.Namespace) -> int:
-    from pytest_tokcompat.sources.resolve import describe
+    from pytest_tokcompat.sources.resolve import describe, describe_json
 
+    if args.json:
+        code, document = describe_json(args.name, command_matrix(args.matrix))
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+        if code:
+            print(f"tokcompat resolve: {document['error']}", file=sys.stderr)
+        return code
     code, text = describe(args.name, command_matrix(args.matrix))
     print(text, file=sys.stdout if code == 0 else sys.stderr)
     return code
@@ -327,8 +340,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="the matrix to look names up in (default: the project's matrix/models.yaml, else the bundled one)",
     )
     check.set_defaults(handler=_check)
-    resolve = commands.add_parser("resolve", help="the hub repo a served model name or case id stands for")
-    resolve.add_argument("name", help="a served model name, a case id or a hub repo id")
+    resolve = commands.add_parser(
+        "resolve", help="what a name stands for: folder, matrix case, hub repo (nothing fetched)"
+    )
+    resolve.add_argument(
+        "name",
+        help="a folder, a served model name, a case id, MATRIX::CASE_ID or a hub repo id (gpt2, owner/name)",
+    )
+    resolve.add_argument(
+        "--json",
+        action="store_true",
+        help="print {name, matched_by, case_id, source, folder, repo, revision, cached_revision, fallback, "
+        "stand_in, trust_remote_code, served_names, notes, error}",
+    )
     resolve.add_argument(
         "--matrix",
         default=None,
@@ -372,6 +396,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL_OR_PATH",
         help="transformers source for 'main': a git URL, a local git checkout or a wheel "
         "(default: $TOKCOMPAT_UPSTREAM, else the upstream repository)",
+    )
+    grid.add_argument(
+        "--with",
+        dest="with_requirements",
+        action="append",
+        metavar="REQ",
+        help="also install REQ (a client package: a requirement or a local path) into every release's "
+        "environment, so its loader can be judged there (repeatable)",
+    )
+    grid.add_argument(
+        "--loader",
+        action="append",
+        metavar="[NAME=]MODULE:CALLABLE[:ATTR]",
+        help="judge a client's own loader beside the verdict in every release: a row 'CASE / loader:NAME' "
+        "in the grid (repeatable; passed to each run as --tokcompat-loader)",
     )
     grid.add_argument(
         "--plan", action="store_true", help="print the resolved releases and cell count as JSON, run nothing"

@@ -35,6 +35,10 @@ class NotReachable(TokcompatError):
     """The checkpoint's files cannot be had here (hub offline, not cached): not checked, never passed."""
 
 
+class RepoNotFound(NotReachable):
+    """The hub answered that the repo does not exist (or is private and the token has no access)."""
+
+
 class NotRunnable(TokcompatError, ValueError):
     """The target cannot run as given (remote code at a movable revision, a bad name); says the fix."""
 

@@ -4,7 +4,7 @@ huggingface_hub reads HF_ENDPOINT and HF_HUB_OFFLINE once, when it is imported, 
 tests run the real calls in a subprocess whose environment points at this server (see
 ``resolve_online``); nothing of huggingface_hub is patched. The server answers:
 
-- ``GET /api/models/{repo}`` and ``/api/models/{repo}/revision/{rev}``: the model info (``sha``,
+- ``GET /api/models/{repo}`` (``owner/name`` or a bare ``name``, as ``gpt2``) and ``/api/models/{repo}/revision/{rev}``: the model info (``sha``,
   ``siblings``), as ``HfApi.repo_info`` reads it;
 - ``GET /api/models/{repo}/tree/{rev}``: the recursive listing (``oid``, ``size``, ``lfs``);
 - ``HEAD``/``GET /{repo}/resolve/{rev}/{path}``: the file, with the headers ``hf_hub_download``
@@ -158,8 +158,13 @@ class _Handler(BaseHTTPRequestHandler):
         token = authorization.removeprefix("Bearer ") if authorization else None
         self.hub.requests.append(Request(self.command, path, token))
         parts = path.strip("/").split("/")
-        if parts[:2] == ["api", "models"] and len(parts) >= 4:
-            self._api(parts[2] + "/" + parts[3], parts[4:], token)
+        if parts[:2] == ["api", "models"] and len(parts) >= 3:
+            # owner/name, or a bare name (gpt2) whose next segment is a route word, not a name
+            bare = len(parts) == 3 or parts[3] in ("revision", "tree")
+            width = 1 if bare and "/".join(parts[2:4]) not in self.hub.repos else 2
+            self._api("/".join(parts[2 : 2 + width]), parts[2 + width :], token)
+        elif len(parts) >= 4 and parts[1] == "resolve":
+            self._resolve(parts[0], parts[2], "/".join(parts[3:]), token, send_body)
         elif len(parts) >= 5 and parts[2] == "resolve":
             self._resolve(parts[0] + "/" + parts[1], parts[3], "/".join(parts[4:]), token, send_body)
         else:

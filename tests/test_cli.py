@@ -54,9 +54,19 @@ def test_check_an_unreadable_checkpoint_exits_2(tmp_path: Path, capsys: pytest.C
     assert "config.json is not valid JSON" in capsys.readouterr().err
 
 
-def test_check_a_name_that_is_neither_folder_nor_repo_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "no-such-model"]) == 2
-    assert "pass the tokenizer's repo" in capsys.readouterr().err
+def test_check_a_name_that_is_neither_folder_nor_repo_exits_2(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "no such model"]) == 2  # cannot be a hub repo id either
+    err = capsys.readouterr().err
+    assert "'no such model' names no checkpoint here; tried, in order: a folder" in err
+    assert "a hub repo id (not one: " in err and "served_names: [no such model]" in err
+    # A bare name that can be a hub repo id is looked up on the hub: offline and not cached, not checked.
+    assert main(["check", "no-such-model"]) == 3
+    err = capsys.readouterr().err
+    assert "'no-such-model' could not be had here; tried, in order: a folder" in err
+    assert "a hub repo id (no-such-model@main is not in the hub cache" in err
+    assert "deepseek" not in err.lower(), "the hints cite the name given, not an example"
 
 
 def test_check_with_an_expectation_raises_the_alarm(
@@ -73,8 +83,13 @@ def test_resolve_a_served_name(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_resolve_an_unknown_name_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["resolve", "mystery-model"]) == 2
-    assert "mystery-model" in capsys.readouterr().err
+    assert main(["resolve", "mystery model"]) == 2
+    assert "'mystery model' names no checkpoint here; tried, in order" in capsys.readouterr().err
+    assert main(["resolve", "--json", "mystery model"]) == 2
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert document["name"] == "mystery model" and "tried, in order" in document["error"]
+    assert "tried, in order" in captured.err
 
 
 def test_bad_arguments_exit_2() -> None:
@@ -162,10 +177,10 @@ def test_an_uncached_hub_id_is_not_checked_exit_3_with_a_record(
 
 
 def test_bad_input_prints_a_record_too(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "no-such-model", "--json"]) == 2
+    assert main(["check", "no such model", "--json"]) == 2
     record = json.loads(capsys.readouterr().out)
     assert (record["status"], record["failure"]) == ("failed", "bad-input")
-    assert "pass the tokenizer's repo" in record["message"]
+    assert "Pass a checkpoint folder or the tokenizer's hub repo id" in record["message"]
 
 
 def test_a_case_that_cannot_be_had_keeps_its_identity_in_the_record(

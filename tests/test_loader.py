@@ -133,9 +133,13 @@ def test_unreachable_without_a_snapshot_raises_not_reachable(cache: Path) -> Non
         load_tokenizer("owner/absent")
 
 
-def test_an_unknown_name_says_how_to_pass_the_repo(cache: Path) -> None:
-    with pytest.raises(UnknownName, match=r"pass the tokenizer's repo instead.*served_names: \[llm\]"):
-        load_tokenizer("llm")
+def test_an_unknown_name_says_what_was_tried_and_how_to_pass_the_repo(cache: Path) -> None:
+    with pytest.raises(UnknownName, match=r"tried, in order: .*served_names: \[l l m\]"):
+        load_tokenizer("l l m")  # no folder, no matrix name, and no hub repo id can be named so
+    with pytest.raises(
+        NotReachable, match=r"tried, in order: .*llm@main is not in the hub cache.*served_names: \[llm\]"
+    ):
+        load_tokenizer("llm")  # a bare hub id (as gpt2): the hub cache is empty and offline
 
 
 def test_broken_raises_with_every_attempt(tmp_path: Path) -> None:

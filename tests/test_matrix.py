@@ -192,7 +192,8 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
     [
         ("id: [a]", "'id' must be a name"),
         ("id: 'has space'", "'id' must be a name"),
-        ("repo: no-slash", "'repo' must be a hub id"),
+        ("repo: a/b/c", "'repo' must be a hub id"),
+        ("repo: 'has space'", "'repo' must be a hub id"),
         ("repo: 42", "'repo' must be a hub id"),
         ("revision: 1234567", "'revision' must be a string"),
         ("trust_remote_code: 'yes'", "'trust_remote_code' must be true or false"),
@@ -374,7 +375,7 @@ def test_snapshot_folder_without_config(tmp_path: Path) -> None:
     )
     problem = only_problem(path)
     assert (problem.line, problem.case) == (4, "a")
-    assert "has no config.json" in problem.what
+    assert "has no config.json and no tokenizer files" in problem.what
 
 
 @pytest.mark.parametrize("snapshot", ['"a\\0b"', "a" * 5000])

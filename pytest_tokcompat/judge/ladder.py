@@ -303,6 +303,8 @@ def _skip_reason(remedy: str, view: StaticView, trust_remote_code: bool, alias: 
                 "load_tokenizer(..., trust_remote_code=True)"
             )
     if remedy == "alias":
+        if alias is None and not view.has_config:
+            return "the checkpoint has no config.json (tokenizer-only): no model_type, so no alias applies"
         if alias is None:
             return f"no alias for model_type {view.model_type!r} in the registry"
         if view.registered_natively:

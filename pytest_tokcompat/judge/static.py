@@ -37,6 +37,8 @@ class StaticView:
     alias: str | None
     tokenizer_files: list[str] = field(default_factory=list)
     remote_code_files: list[str] = field(default_factory=list)
+    has_config: bool = True
+    """False for a tokenizer-only folder or repo (no config.json): no model_type, so no alias applies."""
 
     @property
     def has_auto_map(self) -> bool:
@@ -82,7 +84,15 @@ def _auto_map_modules(auto_map: Any) -> set[str]:
 def static_view(folder: Path, registry: dict[str, Alias] | None = None) -> StaticView:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
-    config = read_json_object(folder / "config.json")
+    # A tokenizer-only checkpoint (no config.json) is what clients load too: AutoTokenizer reads
+    # tokenizer_config.json alone there, so it is judged, with no model_type.
+    has_config = (folder / "config.json").is_file()
+    if not has_config and not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise CheckpointError(
+            f"{folder} holds neither config.json nor tokenizer files ({', '.join(TOKENIZER_FILES)}); "
+            "copy the checkpoint's files into it"
+        )
+    config = read_json_object(folder / "config.json") if has_config else {}
     tokenizer_config: dict[str, Any] = {}
     if (folder / "tokenizer_config.json").is_file():
         tokenizer_config = read_json_object(folder / "tokenizer_config.json")
@@ -113,6 +123,7 @@ def static_view(folder: Path, registry: dict[str, Alias] | None = None) -> Stati
         alias=alias.model_type if alias else None,
         tokenizer_files=[name for name in TOKENIZER_FILES if (folder / name).is_file()],
         remote_code_files=sorted(modules),
+        has_config=has_config,
     )
 
 

@@ -10,6 +10,7 @@ check what it returns against the same ground truth.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,3 +73,46 @@ def check_unique(loaders: list[ClientLoader]) -> str | None:
             )
         seen.add(loader.name)
     return None
+
+
+LOADER_FIELDS = ("name", "call", "attr", "kwargs")
+
+
+def loader_from_mapping(data: Mapping[str, Any], where: str) -> ClientLoader:
+    """A loader declared as a mapping (``{name, call, attr, kwargs}``, as the matrix's ``loaders:``);
+    ValueError naming ``where`` and what to fix."""
+    unknown = sorted(str(key) for key in data if key not in LOADER_FIELDS)
+    if unknown:
+        raise ValueError(f"{where}: a loader has unknown key(s) {unknown}; use {', '.join(LOADER_FIELDS)}")
+    call = data.get("call")
+    parts = split_call(call) if isinstance(call, str) else None
+    if parts is None:
+        raise ValueError(f"{where}: a loader's 'call' must be MODULE:CALLABLE[:ATTR.PATH], got {call!r}")
+    module, function, attr_in_call = parts
+    name = data.get("name", module.split(".")[0])
+    attr = data.get("attr", attr_in_call) or ""
+    kwargs = data.get("kwargs", {}) or {}
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"{where}: a loader's 'name' must be a plain name, got {name!r}")
+    if not isinstance(attr, str) or (attr and not _DOTTED.match(attr)):
+        raise ValueError(f"{where}: loader {name!r}: 'attr' must be a dotted attribute path, got {attr!r}")
+    if not isinstance(kwargs, Mapping) or not all(isinstance(key, str) for key in kwargs):
+        raise ValueError(f"{where}: loader {name!r}: 'kwargs' must map argument names to values")
+    return ClientLoader(name, module, function, attr, dict(kwargs))
+
+
+def loader_from_declaration(item: object, where: str) -> ClientLoader:
+    """One loader as a hook declares it: a spec string, a ClientLoader or a mapping; ValueError otherwise."""
+    if isinstance(item, ClientLoader):
+        return item
+    if isinstance(item, str):
+        try:
+            return parse_loader_option(item)
+        except ValueError as error:
+            raise ValueError(f"{where}: {str(error).replace('--tokcompat-loader ', 'loader ')}") from None
+    if isinstance(item, Mapping):
+        return loader_from_mapping(item, where)
+    raise ValueError(
+        f"{where}: returned {item!r} in its list; return loader specs ({SPEC_FORM}), ClientLoader objects "
+        "or mappings with name and call"
+    )

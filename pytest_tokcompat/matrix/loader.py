@@ -44,9 +44,13 @@ CASE_KEYS = {
 }
 TOP_KEYS = {"version", "cases", "golden_dir", "floor", "loaders", "aliases", "watch"}
 LOADER_KEYS = {"name", "call", "attr", "kwargs"}
+SNAPSHOT_MARKERS = ("config.json", "tokcompat-sources.json", "tokenizer.json", "tokenizer_config.json")
+"""A snapshot folder holds at least one of these: a config, a manifest, or a tokenizer-only checkpoint's files."""
 # A case id, matched whole. Python's `$` also matches before a trailing newline, so "qwen\n" would pass
 # without the lookahead; the same text is the JSON Schema's pattern, which must also mean this in ECMA-262
 # (where `\Z` does not exist).
+HUB_ID = re.compile(r"^(?:[\w.-]+/)?[\w.-]+$(?!\n)", re.ASCII)
+"""A hub repo id: ``owner/name`` or a bare ``name`` (``gpt2``), as huggingface_hub accepts them."""
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$(?!\n)")
 # YAML nodes in one matrix: counted while composing, and again while reading (where each use of an alias
 # counts its whole anchored value).
@@ -701,8 +705,12 @@ def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -
             "add 'id: my-model'",
         )
     repo, snapshot_text, revision = data.get("repo"), data.get("snapshot"), data.get("revision")
-    if repo is not None and (not isinstance(repo, str) or repo.count("/") != 1 or " " in repo):
-        bad("repo", f"'repo' must be a hub id like 'owner/name', got {repo!r}", "write 'repo: owner/name'")
+    if repo is not None and (not isinstance(repo, str) or not HUB_ID.match(repo)):
+        bad(
+            "repo",
+            f"'repo' must be a hub id like 'owner/name' (or a bare 'name', as 'gpt2'), got {repo!r}",
+            "write 'repo: owner/name'",
+        )
     snapshot: Path | None = None
     if snapshot_text is not None:
         if not isinstance(snapshot_text, str):
@@ -711,9 +719,8 @@ def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -
             try:
                 snapshot = (base / snapshot_text).resolve()
                 is_dir = snapshot.is_dir()
-                has_config = is_dir and (
-                    (snapshot / "config.json").is_file() or (snapshot / "tokcompat-sources.json").is_file()
-                )
+                # config.json, or tokenizer files alone: a tokenizer-only checkpoint is judged too.
+                has_config = is_dir and any((snapshot / name).is_file() for name in SNAPSHOT_MARKERS)
             except (OSError, ValueError):  # a NUL byte, a name too long, no permission
                 snapshot, is_dir, has_config = None, False, False
                 bad(
@@ -732,8 +739,8 @@ def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -
             elif not has_config:
                 bad(
                     "snapshot",
-                    f"snapshot folder {snapshot} has no config.json",
-                    "copy the checkpoint's config.json and tokenizer files into it",
+                    f"snapshot folder {snapshot} has no config.json and no tokenizer files",
+                    "copy the checkpoint's config.json (if it has one) and tokenizer files into it",
                 )
     if repo is None and snapshot_text is None:
         bad("id", "neither 'repo' nor 'snapshot' is given", "add 'repo: owner/name' or 'snapshot: folder'")

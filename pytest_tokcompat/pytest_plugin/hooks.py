@@ -13,6 +13,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_tokcompat.matrix.aliases import Alias
+    from pytest_tokcompat.matrix.clients import ClientLoader
 
 
 @pytest.hookspec
@@ -25,4 +26,21 @@ def pytest_tokcompat_aliases(config: pytest.Config) -> Iterable[Alias | Mapping[
     base_model_type for a config-only alias), replaces a built-in or matrix alias of its
     model_type, and gets its own ``alias:<model_type>`` lifecycle test and alarms. Called once
     per run; the registry it builds is the run's, never the module-level REGISTRY.
+    """
+
+
+@pytest.hookspec
+def pytest_tokcompat_loaders(
+    config: pytest.Config,
+) -> Iterable[str | ClientLoader | Mapping[str, Any]] | None:
+    """The client loaders this project (or an installed client package's plugin) wants judged.
+
+    Return a list of loader specs: ``"[NAME=]MODULE:CALLABLE[:ATTR.PATH]"`` strings (as
+    ``--tokcompat-loader`` takes), ``pytest_tokcompat.matrix.clients.ClientLoader`` objects,
+    or mappings as the matrix's ``loaders:`` entries (``name``, ``call``, optional ``attr`` and
+    ``kwargs``); or None. Every implementation is called (not first-result) and the lists are
+    concatenated after the matrix's loaders, before the ini option's and the command line's. A
+    client package that ships a pytest plugin (a ``pytest11`` entry point) implementing this
+    hook gets its loader judged wherever it is installed, e.g. in each release of
+    ``tokcompat grid --with PACKAGE``. Called once per run, only under ``--tokcompat``.
     """

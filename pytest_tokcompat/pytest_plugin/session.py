@@ -10,6 +10,7 @@ both: the matrix is collected once.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,13 @@ import pytest
 
 from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.judge.cache import JudgeCache
-from pytest_tokcompat.matrix.clients import ClientLoader, check_unique, parse_loader_option
+from pytest_tokcompat.matrix.clients import (
+    SPEC_FORM,
+    ClientLoader,
+    check_unique,
+    loader_from_declaration,
+    parse_loader_option,
+)
 from pytest_tokcompat.matrix.loader import Case, Matrix, default_matrix, load_matrix
 from pytest_tokcompat.pytest_plugin.plugin import RUN_KEY
 
@@ -50,11 +57,46 @@ def load_or_usage_error(path: Path) -> Matrix:
         ) from None
 
 
+LOADERS_HOOK = "pytest_tokcompat_loaders"
+
+
+def hook_loaders(config: pytest.Config) -> list[ClientLoader]:
+    """What every ``pytest_tokcompat_loaders`` implementation declares, concatenated in pluggy's call order;
+    anything that is not a loader is a usage error naming the implementation."""
+    caller = getattr(config.hook, LOADERS_HOOK, None)
+    if caller is None:
+        return []
+    found: list[ClientLoader] = []
+    for impl in reversed(caller.get_hookimpls()):  # pluggy calls the last registered first
+        if impl.hookwrapper or getattr(impl, "wrapper", False):
+            continue
+        plugin = getattr(impl, "plugin", None)
+        where = f"{getattr(plugin, '__file__', None) or impl.plugin_name} ({LOADERS_HOOK})"
+        result = impl.function(**{name: config for name in impl.argnames if name == "config"})
+        if result is None:
+            continue
+        if isinstance(result, (str, bytes, Mapping, ClientLoader)) or not isinstance(result, Iterable):
+            raise pytest.UsageError(
+                f"tokcompat: {where} returned {type(result).__name__}; return a list of loader specs "
+                f"({SPEC_FORM})"
+            )
+        try:
+            found.extend(loader_from_declaration(item, where) for item in result)
+        except ValueError as error:
+            raise pytest.UsageError(f"tokcompat: {error}") from None
+    return found
+
+
 def loaders_from(config: pytest.Config, matrix: Matrix) -> list[ClientLoader]:
-    """The matrix's ``loaders:``, then the ini option's, then --tokcompat-loader's; bad input is a usage error."""
+    """The matrix's ``loaders:``, the ``pytest_tokcompat_loaders`` hook's, the ini option's, then
+    --tokcompat-loader's; bad input is a usage error."""
     given = [*config.getini("tokcompat_loaders"), *config.getoption("tokcompat_loader")]
     try:
-        loaders = [*matrix.loaders, *(parse_loader_option(text) for text in given if text.strip())]
+        loaders = [
+            *matrix.loaders,
+            *hook_loaders(config),
+            *(parse_loader_option(text) for text in given if text.strip()),
+        ]
     except ValueError as error:
         raise pytest.UsageError(f"tokcompat: {error}") from None
     problem = check_unique(loaders)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.errors import MatrixError, NotReachable, NotRunnable, UnknownName
+from pytest_tokcompat.errors import MatrixError, NotReachable, NotRunnable, RepoNotFound, UnknownName
 from pytest_tokcompat.matrix.loader import Case, bundled_matrix, load_matrix
 
 TOKENIZER_PATTERNS = [
@@ -40,6 +41,16 @@ TOKENIZER_PATTERNS = [
     "additional_chat_templates/*.jinja",
 ]
 """What AutoTokenizer reads; no weights and no code (code is fetched by name, see remote_code_modules)."""
+
+CHECKPOINT_MARKERS = (
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.json",
+    "tokenizer.model",
+    "tiktoken.model",
+)
+"""A checkpoint holds at least one: a config, or (tokenizer-only) the files AutoTokenizer reads."""
 
 COMMIT_SHA = re.compile(r"^[0-9a-f]{40}$")
 _TRUE = {"1", "ON", "YES", "TRUE"}
@@ -106,6 +117,20 @@ def _fill_hint(repo: str, revision: str | None) -> str:
     )
 
 
+def cached_snapshot(repo: str, revision: str | None) -> Path | None:
+    """The hub cache's folder of ``repo`` at ``revision`` (a commit, or a branch the cache has a ref for);
+    None where the cache holds none. Only looks: nothing is fetched or validated."""
+    storage = hub_cache_dir() / f"models--{repo.replace('/', '--')}"
+    commit = revision if is_commit_sha(revision) else None
+    if commit is None:
+        try:
+            commit = (storage / "refs" / (revision or "main")).read_text(encoding="utf-8").strip()
+        except (OSError, ValueError):
+            return None
+    folder = storage / "snapshots" / commit
+    return folder if commit and folder.is_dir() else None
+
+
 def _cached_revisions(repo: str) -> str:
     """What the cache does hold for ``repo``, so a user sees a revision mismatch at once."""
     storage = hub_cache_dir() / f"models--{repo.replace('/', '--')}"
@@ -149,7 +174,7 @@ def _translate(error: Exception, repo: str, revision: str | None) -> Exception:
             "hub page, then set HF_TOKEN to a token of that account (or `hf auth login`)"
         )
     if isinstance(error, RepositoryNotFoundError):
-        return NotReachable(
+        return RepoNotFound(
             f"{repo} was not found on the hub, or is private: check the repo id, or set HF_TOKEN to a token "
             "with access"
         )
@@ -295,12 +320,13 @@ def resolve_repo(repo: str, revision: str | None, *, trust_remote_code: bool = F
         if translated is error:
             raise
         raise translated from None
-    if not (folder / "config.json").is_file():
-        raise NotReachable(
-            f"{repo}@{revision or 'main'}: the snapshot at {folder} has no config.json: "
-            f"{_fill_hint(repo, revision)}"
-        )
     require_complete(repo, folder, cache_dir, offline)
+    if not any((folder / name).is_file() for name in CHECKPOINT_MARKERS):
+        # A tokenizer-only repo (no config.json) is judged; a repo with neither has nothing to judge.
+        raise NotRunnable(
+            f"{repo}@{folder.name}: the repo has neither config.json nor tokenizer files "
+            f"({', '.join(CHECKPOINT_MARKERS[1:])}): pass the repo that holds the model's tokenizer"
+        )
     if trust_remote_code:
         _download_code(repo, folder.name, folder, cache_dir, offline)
     return folder
@@ -449,39 +475,81 @@ class NameMatch:
         return self.case.repo
 
 
+def _named(cases: list[Case], name: str, names: Callable[[Case], Iterable[str]], exact: bool) -> list[Case]:
+    if exact:
+        return [c for c in cases if name in names(c)]
+    folded = name.casefold()
+    return [c for c in cases if any(folded == other.casefold() for other in names(c))]
+
+
 def find_case(name: str, matrix: Path | None = None) -> NameMatch | None:
     """The entry for ``name``: by repo id first, then by served name, then by case id.
 
     A served name wins over a case id because it is what a serving engine reports
     (``--served-model-name glm-5`` serves lukealonso/GLM-5-NVFP4, not zai-org/GLM-5).
+    Served names and ids are typed by hand, so where none is spelt exactly as given,
+    case is ignored (``DeepSeek-V3.2-Exp`` finds the case ``deepseek-v3.2-exp``).
     """
     path = matrix or bundled_matrix()
     cases = load_matrix(path).cases
     by_repo = [c for c in cases if c.repo is not None and c.repo.lower() == name.lower()]
     if by_repo:
         return NameMatch(by_repo[0], "repo", path)
-    served = [c for c in cases if name in c.served_names]
-    by_id = [c for c in cases if c.id == name]
-    if len(served) > 1:
-        listed = ", ".join(f"{c.id} ({c.repo or c.snapshot})" for c in served)
-        raise UnknownName(
-            f"{name!r} is a served name of several matrix entries ({listed}) in {path}; pass the repo id instead"
-        )
-    if served:
-        return NameMatch(served[0], "served name", path, tuple(c for c in by_id if c is not served[0]))
-    if by_id:
-        return NameMatch(by_id[0], "id", path)
+    for exact in (True, False):
+        served = _named(cases, name, lambda c: c.served_names, exact)
+        by_id = _named(cases, name, lambda c: (c.id,), exact)
+        if len(served) > 1:
+            listed = ", ".join(f"{c.id} ({c.repo or c.snapshot})" for c in served)
+            raise UnknownName(
+                f"{name!r} is a served name of several matrix entries ({listed}) in {path}; pass the repo id "
+                "instead"
+            )
+        if served:
+            return NameMatch(served[0], "served name", path, tuple(c for c in by_id if c is not served[0]))
+        if len(by_id) > 1:
+            listed = ", ".join(c.id for c in by_id)
+            raise UnknownName(
+                f"{name!r} matches several case ids of {path} when case is ignored ({listed}); spell it as "
+                "the matrix does"
+            )
+        if by_id:
+            return NameMatch(by_id[0], "id", path)
     return None
 
 
-def unknown_name_message(name: str, matrix: Path | None) -> str:
+def hub_id_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a hub repo id (``owner/name`` or a bare ``name`` such as ``gpt2``); None if it can."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(name)
+    except HFValidationError as error:
+        return str(error).strip().splitlines()[0] if str(error).strip() else "not a valid repo id"
+    return None
+
+
+def tried_message(name: str, matrix: Path | None, hub_outcome: str, *, found_nothing: bool = True) -> str:
+    """Every way ``name`` was looked up, in order, and what each found; then how to name a checkpoint.
+
+    ``found_nothing`` False: the hub could not say (offline, not cached), so the name may be fine.
+    """
     where = matrix or bundled_matrix()
+    short = name.rstrip("/").rsplit("/", 1)[-1]
+    short = short if short and hub_id_problem(short) is None else "NAME"
+    lead = "names no checkpoint" if found_nothing else "could not be had"
     return (
-        f"{name!r} is neither a folder, a hub repo id (owner/name), nor a served name or case id in {where}: "
-        "pass the tokenizer's repo instead, e.g. `tokcompat check deepseek-ai/DeepSeek-V3.2-Exp` or "
-        "load_tokenizer('deepseek-ai/DeepSeek-V3.2-Exp'); or add `served_names: [" + name + "]` to the "
-        "entry of the model it serves"
+        f"{name!r} {lead} here; tried, in order: a folder (no folder {Path(name).absolute()}); "
+        f"a case id, served name or repo in {where} (none, case-insensitive); a hub repo id ({hub_outcome}). "
+        f"Pass a checkpoint folder or the tokenizer's hub repo id (e.g. `tokcompat check OWNER/{short}`, "
+        f"load_tokenizer('OWNER/{short}')), or add `served_names: [{name}]` to the matrix entry of the "
+        "model it serves"
     )
+
+
+def unknown_name_message(name: str, matrix: Path | None) -> str:
+    """The error for a name that is no folder, no matrix name and cannot be a hub repo id."""
+    return tried_message(name, matrix, f"not one: {hub_id_problem(name) or 'unknown'}")
 
 
 def resolve_name(

@@ -25,12 +25,15 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.errors import MatrixError, NotReachable, SnapshotError, UnknownName
+from pytest_tokcompat.errors import MatrixError, NotReachable, RepoNotFound, SnapshotError, UnknownName
 from pytest_tokcompat.matrix.loader import Case, bundled_matrix, load_matrix
 from pytest_tokcompat.sources.hub import (
+    cached_snapshot,
     find_case,
+    hub_id_problem,
     refuse_cross_repo_code,
     resolve_repo,
+    tried_message,
     unknown_name_message,
 )
 from pytest_tokcompat.sources.snapshots import Assembled, assemble, entry_path, is_stand_in
@@ -154,7 +157,8 @@ def identify(target: str | Path | Case, matrix: Path | None = None) -> Identity:
     where = matrix or bundled_matrix()
     found = find_case(text, where)
     if found is None:
-        if "/" in text:
+        # Not a folder, not a name in the matrix: a hub repo id, bare (``gpt2``) or ``owner/name``.
+        if hub_id_problem(text) is None:
             return Identity(text, MatchedBy.REPO_ID, None, text, None, where)
         raise UnknownName(unknown_name_message(text, matrix))
     return Identity(text, MatchedBy(found.by), found.case, found.repo, None, where, found.shadowed)
@@ -164,8 +168,9 @@ def _identify_node_id(text: str) -> Identity:
     """``MATRIX::ID``, as pytest prints a case's node id: unambiguous where an id is also a served name."""
     file, _, case_id = text.rpartition("::")
     loaded = load_matrix(file)
+    folded = [c for c in loaded.cases if c.id.casefold() == case_id.casefold()]
     try:
-        case = loaded.by_id(case_id)
+        case = loaded.by_id(case_id) if len(folded) != 1 else folded[0]
     except KeyError:
         listed = ", ".join(c.id for c in loaded.cases) or "none"
         raise UnknownName(f"{file} has no case {case_id!r} (its cases: {listed})") from None
@@ -215,7 +220,16 @@ def resolve(
     identity = target if isinstance(target, Identity) else identify(target, matrix)
     try:
         return _resolve(identity, revision, trust_remote_code, texts)
+    except RepoNotFound as error:
+        if identity.by is not MatchedBy.REPO_ID:
+            raise
+        # No folder, no matrix name, and the hub has no such repo: an unknown name, with what was tried.
+        raise UnknownName(tried_message(identity.target, identity.matrix, str(error))) from None
     except NotReachable as error:
+        if identity.by is MatchedBy.REPO_ID:
+            raise NotReachable(
+                tried_message(identity.target, identity.matrix, str(error), found_nothing=False)
+            ) from None
         if not identity.shadowed:
             raise
         hints = "; ".join(
@@ -325,17 +339,77 @@ def _resolve(
     )
 
 
-def describe(name: str, matrix: Path | None) -> tuple[int, str]:
-    """``tokcompat resolve NAME``: what a name stands for, as (exit status, text); no hub access."""
+def describe_json(name: str, matrix: Path | None) -> tuple[int, dict[str, Any]]:
+    """``tokcompat resolve NAME --json``: what a name stands for, as (exit status, document).
+
+    Nothing is fetched and nothing assembled: the hub cache is only looked at, so a
+    script can ask before a judgement where a name will go.
+    """
     try:
         identity = identify(name, matrix)
     except (MatrixError, UnknownName) as error:
-        return 2, f"tokcompat resolve: {error}"
+        return 2, {"name": name, "error": str(error)}
+    case = identity.case
+    source, folder, fallback = _where(identity)
+    revision = case.revision if case is not None else None
+    cached = cached_snapshot(identity.repo, revision) if source is Source.HUB and identity.repo else None
+    local = folder if folder is not None else cached
+    notes = [
+        f"{name!r} is also the id of case {other.id!r} ({other.repo}); pass {other.repo} "
+        f"(or {other.source}::{other.id}) to use that one"
+        for other in identity.shadowed
+    ]
+    if case is not None and case.snapshot is not None and is_stand_in(case.snapshot):
+        notes.append(f"the snapshot of case {case.id!r} holds stand-in tokenizer data")
+    return 0, {
+        "name": name,
+        "error": None,
+        "matched_by": str(identity.by),
+        "case_id": case.id if case is not None else None,
+        "location": case.location if case is not None else None,
+        "matrix": str(identity.matrix) if identity.matrix is not None else None,
+        "source": str(source),
+        "folder": str(local) if local is not None else None,
+        "repo": identity.repo if identity.repo is not None else (case.repo if case is not None else None),
+        "revision": revision,
+        "cached_revision": cached.name if cached is not None else None,
+        "fallback": str(fallback) if fallback is not None else None,
+        "stand_in": bool(case is not None and case.snapshot is not None and is_stand_in(case.snapshot)),
+        "trust_remote_code": bool(case is not None and case.trust_remote_code),
+        "served_names": list(case.served_names) if case is not None else [],
+        "notes": notes,
+    }
+
+
+def _where(identity: Identity) -> tuple[Source, Path | None, Path | None]:
+    """(the source it resolves to, its local folder where known without the hub, the offline fallback)."""
     case = identity.case
     if case is None:
         if identity.folder is not None:
+            return Source.FOLDER, identity.folder.absolute(), None
+        return Source.HUB, None, None
+    if identity.by in _NAMES_THE_CASE and case.snapshot is not None:
+        return Source.SNAPSHOT, case.snapshot, None
+    faithful = case.snapshot is not None and not is_stand_in(case.snapshot)
+    return Source.HUB, None, case.snapshot if faithful else None
+
+
+def describe(name: str, matrix: Path | None) -> tuple[int, str]:
+    """``tokcompat resolve NAME``: what a name stands for, as (exit status, text); no hub access."""
+    code, document = describe_json(name, matrix)
+    if code:
+        return code, f"tokcompat resolve: {document['error']}"
+    identity = identify(name, matrix)
+    case = identity.case
+    cached = document["cached_revision"]
+    in_cache = f"cached at {cached}" if cached else "not in the hub cache"
+    if case is None:
+        if identity.folder is not None:
             return 0, f"{name}: a folder that no case of the matrix names (no golden ids, no opt-in)"
-        return 0, f"{name}: a hub repo id with no matrix entry (no revision pin, no remote code opt-in)"
+        return 0, (
+            f"{name}: a hub repo id with no matrix entry (no revision pin, no remote code opt-in; "
+            f"no folder of that name, no case id or served name in {identity.matrix}); {in_cache}"
+        )
     opt_in = "yes (for the matrix's own runs; elsewhere pass --trust-remote-code)"
     lines = [
         f"{name} -> {case.repo or '(no hub repo)'}",
@@ -345,13 +419,11 @@ def describe(name: str, matrix: Path | None) -> tuple[int, str]:
         f"  offline snapshot: {case.snapshot if case.snapshot else 'none'}",
         f"  resolves to: {_resolves_to(identity)}",
     ]
+    if document["source"] == str(Source.HUB):
+        lines.append(f"  hub cache: {in_cache}")
     if case.served_names:
         lines.append(f"  served names: {', '.join(case.served_names)}")
-    for other in identity.shadowed:
-        lines.append(
-            f"  note: {name!r} is also the id of case {other.id!r} ({other.repo}); pass {other.repo} "
-            f"(or {other.source}::{other.id}) to use that one"
-        )
+    lines.extend(f"  note: {note}" for note in document["notes"] if "is also the id of case" in note)
     return 0, "\n".join(lines)
 
 
