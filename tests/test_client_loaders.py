@@ -1,6 +1,6 @@
 """A client's own loader judged beside the verdict: declared, run in its own child, reported, rendered.
 
-The loaders are ``tests/data/client_loaders.py``: a config-only alias (registers ``deepseek_v32`` as the
+The loaders are ``tests/data/client_pkg/tokcompat_selftest_client/loaders.py``: a config-only alias (registers ``deepseek_v32`` as the
 V3 config without borrowing the tokenizer mapping, as client shims do) and a post-load repair wrapped
 in a class, run on the bundled DeepSeek-V3.2-Exp snapshot under the installed transformers.
 """
@@ -21,7 +21,7 @@ from pytest_tokcompat.matrix.clients import ClientLoader, parse_loader_option
 from pytest_tokcompat.matrix.loader import bundled_dir, parse_matrix
 
 pytest_plugins = ["pytester"]
-LOADERS = Path(__file__).parent / "data" / "client_loaders.py"
+LOADERS = Path(__file__).parent / "data" / "client_pkg" / "tokcompat_selftest_client" / "loaders.py"
 CONFIG_ONLY = "cfg=client_loaders:config_only_alias"
 REPAIR = "repair=client_loaders:RepairedTokenizer.from_pretrained:tokenizer"
 
@@ -226,3 +226,78 @@ def test_the_grid_shows_each_loader_beside_the_verdict_per_release(tmp_path: Pat
     assert "loader:aiperf" in render_html(grid)
     assert grid.to_json()["loaders"]["deepseek-v3.2-exp / loader:aiperf"]["5.5.4"]["status"] == "drift"
     assert grid.exit_status() == EXIT_CLEAN  # information: a client's drift changes no exit status
+
+
+# ---- the pytest_tokcompat_loaders hook --------------------------------------------------------------------
+
+
+HOOK_CONFTEST = """
+from pytest_tokcompat.matrix.clients import ClientLoader
+
+
+def pytest_tokcompat_loaders(config):
+    assert config.getoption("tokcompat"), "called only under --tokcompat"
+    return [
+        "hooked=client_loaders:config_only_alias",
+        {"name": "hooked-map", "call": "client_loaders:RepairedTokenizer.from_pretrained", "attr": "tokenizer"},
+        ClientLoader("hooked-obj", "client_loaders", "config_only_alias"),
+    ]
+"""
+
+
+def test_the_hook_declares_loaders_after_the_matrix_and_before_the_options(client: pytest.Pytester) -> None:
+    client.makeconftest(HOOK_CONFTEST)
+    client.makepyfile(
+        other_plugin="def pytest_tokcompat_loaders(config):\n    return ['second=client_loaders:config_only_alias']\n"
+    )
+    matrix = _matrix(
+        client.path, 'loaders:\n  - {name: from-matrix, call: "client_loaders:config_only_alias"}\n'
+    )
+    result = client.runpytest(
+        "--tokcompat",
+        f"--tokcompat-matrix={matrix}",
+        "-p",
+        "no:randomly",
+        "-p",
+        "other_plugin",
+        "--tokcompat-loader",
+        REPAIR,
+        "--tokcompat-report=report.json",
+    )
+    result.assert_outcomes(passed=2)
+    verdict, loaders = _loaders(reportdata.read_valid_report(client.path / "report.json"))
+    # every implementation is called and the lists concatenated (pluggy: the last registered first)
+    assert list(loaders) == ["from-matrix", "hooked", "hooked-map", "hooked-obj", "second", "repair"]
+    assert loaders["hooked-map"]["status"] == "ok" and loaders["hooked-map"]["attr"] == "tokenizer"
+    expected = "drift" if verdict == "alias" else "ok"
+    assert {loaders[name]["status"] for name in ("from-matrix", "hooked", "hooked-obj", "second")} == {
+        expected
+    }
+
+
+def test_without_tokcompat_the_hook_is_never_called(client: pytest.Pytester) -> None:
+    client.makeconftest(HOOK_CONFTEST)
+    client.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    client.runpytest("-p", "no:randomly").assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("returned", "says"),
+    [
+        ("'client_loaders:config_only_alias'", "returned str; return a list of loader specs"),
+        ("['not a spec']", "loader 'not a spec' is not of the form"),
+        ("[42]", "returned 42 in its list"),
+        ("[{'call': 'm:f', 'extra': 1}]", "a loader has unknown key(s) ['extra']"),
+        ("['x=client_loaders:f', 'x=client_loaders:g']", "two loaders are named 'x'"),
+    ],
+)
+def test_a_bad_hook_result_is_a_usage_error_naming_the_conftest(
+    client: pytest.Pytester, returned: str, says: str
+) -> None:
+    conftest = client.makeconftest(f"def pytest_tokcompat_loaders(config):\n    return {returned}\n")
+    result = client.runpytest("--tokcompat", f"--tokcompat-matrix={_matrix(client.path)}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert len(result.stderr.lines) <= 2 and result.stderr.lines[0].startswith("ERROR: tokcompat: ")
+    assert says in result.stderr.str()
+    if "two loaders" not in says:
+        assert f"{conftest} (pytest_tokcompat_loaders)" in result.stderr.str()

@@ -127,8 +127,9 @@ def check_with(requirements: tuple[str, ...]) -> None:
         try:
             Requirement(text)
         except InvalidRequirement as error:
+            why = str(error).strip().splitlines()[0] if str(error).strip() else "invalid"
             raise BadInput(
-                f"--with {text!r} is neither a requirement nor an existing path ({error}); "
+                f"--with {text!r} is neither a requirement nor an existing path ({why}); "
                 "e.g. --with 'mypkg==1.2', --with 'mypkg @ git+https://…', --with ./path/to/mypkg"
             ) from None
 

@@ -1,0 +1,101 @@
+"""`tokcompat grid --with REQ --loader SPEC`: a client package in every release's environment and its
+loader's row in the grid. tox stands in as in test_gridrun.py (the real run is test_client_grid_e2e.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_gridrun import INDEX, FakeTox, grid, index, project, recorded, tox  # noqa: F401 - fixtures
+
+from pytest_tokcompat.ci import gridrun, releases
+
+CLIENT = Path(__file__).parent / "data" / "client_pkg"
+LOADER = "cfg=tokcompat_selftest_client.loaders:config_only_alias"
+
+
+def test_the_tox_config_installs_the_clients_and_passes_the_loaders(tmp_path: Path) -> None:
+    found = releases.resolve_spec("5.10.4", index=INDEX, fetch=recorded)
+    wheel = tmp_path / "pytest_tokcompat-0.1.0-py3-none-any.whl"
+    text = gridrun.write_tox_ini(
+        tmp_path,
+        found,
+        tmp_path / "m.yaml",
+        wheel,
+        "/usr/bin/python3",
+        with_requirements=(str(CLIENT), "aiperf==0.13.0"),
+        loaders=(LOADER, "repair=m:f:tokenizer"),
+    ).read_text()
+    assert f"deps =\n    {wheel}\n    transformers==5.10.4\n    {CLIENT}\n    aiperf==0.13.0\n" in text
+    assert f'--tokcompat-loader "{LOADER}" --tokcompat-loader "repair=m:f:tokenizer"\n' in text
+
+
+def test_with_and_loader_reach_every_env_and_are_part_of_each_cells_key(
+    project: Path,  # noqa: F811 - the fixture of test_gridrun
+    tox: FakeTox,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client = tmp_path / "client"
+    (client / "pkg").mkdir(parents=True)
+    (client / "pkg" / "__init__.py").write_text("VERSION = 1\n")
+    argv = ["--releases", "5.10.4,5.11.0", "--with", str(client), "--loader", LOADER]
+    code, out, err = grid(argv, capsys)
+    assert code == 0, out + err
+    tox_ini = (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()
+    assert tox_ini.count(f"    {client.resolve()}\n") == 2, "in each release's deps"
+    assert f'--tokcompat-loader "{LOADER}"' in tox_ini
+    assert "cells: 6, reused 0, judged 6" in out
+
+    tox.builds.clear()
+    assert "cells: 6, reused 6, judged 0 (nothing changed)" in grid(argv, capsys)[1]
+    assert tox.builds == [], "the same client: the envs are kept"
+
+    (client / "pkg" / "__init__.py").write_text("VERSION = 2\n")  # the client changed: rebuild, re-judge
+    recreated: list[tuple[tuple[str, ...], bool]] = []
+
+    def recording(work: Path, envs: list[str], **options: object) -> gridrun.ToxRun:
+        if options.get("notest") and envs:
+            recreated.append((tuple(envs), bool(options.get("recreate"))))
+        return tox(work, envs, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gridrun, "run_tox", recording)
+    out = grid(argv, capsys)[1]
+    assert "cells: 6, reused 0, judged 6" in out
+    assert recreated == [(("tf-5.10.4", "tf-5.11.0"), True)], "built anew, not updated in place"
+
+    out = grid(["--releases", "5.10.4,5.11.0", "--with", str(client)], capsys)[1]
+    assert "cells: 6, reused 0, judged 6" in out, "another --loader set: other cells"
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (
+            ["--with", "not a requirement!"],
+            "--with 'not a requirement!' is neither a requirement nor an existing path",
+        ),
+        (["--with", ""], "give one requirement"),
+        (["--loader", "no-colon"], "--loader 'no-colon' is not of the form"),
+        (["--loader", "x=m:f", "--loader", "x=m:g"], "two loaders are named 'x'"),
+    ],
+)
+def test_bad_with_or_loader_is_bad_input(
+    project: Path,  # noqa: F811 - the fixture of test_gridrun
+    tox: FakeTox,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    says: str,
+) -> None:
+    code, _, err = grid(["--releases", "5.11.0", *argv], capsys)
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert tox.builds == []
+
+
+def test_the_cli_help_names_both_options(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_tokcompat.cli import main
+
+    assert main(["grid", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--with REQ" in out and "--loader [NAME=]MODULE:CALLABLE[:ATTR]" in out
