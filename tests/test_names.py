@@ -298,3 +298,10 @@ def test_an_empty_folder_is_named_in_the_error(tmp_path: Path, capsys: pytest.Ca
     assert main(["check", str(empty)]) == 2
     err = capsys.readouterr().err
     assert f"{empty} holds neither config.json nor tokenizer files" in err and "deepseek" not in err.lower()
+
+
+def test_a_matrix_entry_may_name_a_bare_hub_repo(tmp_path: Path) -> None:
+    matrix = tmp_path / "models.yaml"
+    matrix.write_text("version: 1\ncases:\n  - {id: small-gpt, repo: GPT2, expect: native}\n")
+    identity = identify("gpt2", matrix)
+    assert (identity.by, identity.case.id, identity.repo) == (MatchedBy.REPO, "small-gpt", "GPT2")  # type: ignore[union-attr]
