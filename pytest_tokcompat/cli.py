@@ -322,7 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="judge one checkpoint under the installed transformers")
     check.add_argument(
         "path",
-        help="a checkpoint folder, a hub repo id, a served model name, a case id or MATRIX::CASE_ID",
+        help="a checkpoint folder (config.json optional), a served model name or case id (any case), "
+        "MATRIX::CASE_ID, or a hub repo id (owner/name or a bare name such as gpt2), looked up in that order",
     )
     check.add_argument(
         "--trust-remote-code", action="store_true", help="allow the checkpoint's own code to run"

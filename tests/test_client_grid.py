@@ -99,3 +99,14 @@ def test_the_cli_help_names_both_options(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["grid", "--help"]) == 0
     out = capsys.readouterr().out
     assert "--with REQ" in out and "--loader [NAME=]MODULE:CALLABLE[:ATTR]" in out
+
+
+def test_a_bare_name_is_a_requirement_even_where_a_folder_of_that_name_exists(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mypkg").mkdir()
+    assert gridrun.install_line("mypkg") == "mypkg" and gridrun.requirement_identity("mypkg") == "mypkg"
+    assert gridrun.install_line("./mypkg") == str(tmp_path / "mypkg")
+    assert gridrun.requirement_identity("./mypkg").startswith(f"{tmp_path / 'mypkg'}#")

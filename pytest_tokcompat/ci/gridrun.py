@@ -122,7 +122,7 @@ def check_with(requirements: tuple[str, ...]) -> None:
             raise BadInput(
                 f"--with {text!r}: give one requirement, e.g. --with 'mypkg==1.2' or --with ./mypkg"
             )
-        if Path(text).expanduser().exists():
+        if local_path(text) is not None:
             continue
         try:
             Requirement(text)
@@ -146,19 +146,28 @@ def check_loaders(specs: tuple[str, ...]) -> None:
         raise BadInput(problem.replace("on the command line", "in --loader"))
 
 
+def local_path(text: str) -> Path | None:
+    """The local file or folder a ``--with`` value names, written as a path (``.``, ``./pkg``, ``a/b``,
+    ``~/x``, ``/abs``, ``x.whl``); None for a requirement (``pkg`` stays a name even where a folder of that
+    name exists, as for pip and uv)."""
+    looks_like_path = text.startswith((".", "~")) or os.sep in text or "/" in text or text.endswith(".whl")
+    path = Path(text).expanduser()
+    return path if looks_like_path and path.exists() else None
+
+
 def install_line(text: str) -> str:
     """The deps line of a ``--with`` requirement: a local path made absolute (tox runs elsewhere)."""
-    path = Path(text).expanduser()
-    return str(path.resolve()) if path.exists() else text
+    path = local_path(text)
+    return str(path.resolve()) if path is not None else text
 
 
 def requirement_identity(text: str) -> str:
     """What a ``--with`` requirement installs, as a string: a local path with a hash of its files (so an
     edit rebuilds the environments and re-judges their cells), anything else as written."""
-    path = Path(text).expanduser()
-    if path.is_dir():
+    path = local_path(text)
+    if path is not None and path.is_dir():
         return f"{path.resolve()}#{folder_hash(path)[:16]}"
-    if path.is_file():
+    if path is not None and path.is_file():
         return f"{path.resolve()}#{_sha(path.read_bytes())[:16]}"
     return text
 
