@@ -17,7 +17,8 @@ from typing import Any
 
 from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.judge.evaluate import Evaluation, describe_attempts, evaluate
-from pytest_tokcompat.judge.ladder import BROKEN, Judgement
+from pytest_tokcompat.judge.ladder import BROKEN, REMEDIES, Judgement
+from pytest_tokcompat.judge.verdicts import default_cache
 from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping
 from pytest_tokcompat.matrix.loader import bundled_matrix
 from pytest_tokcompat.sources.resolve import Checkpoint, Source
@@ -54,6 +55,11 @@ class LoadedTokenizer:
         return self.checkpoint is not None and self.checkpoint.stand_in
 
     @property
+    def from_cache(self) -> bool:
+        """True where the verdict came from the verdict cache on disk (judged by an earlier process)."""
+        return (self.record.get("verdict_cache") or {}).get("state") == "hit"
+
+    @property
     def remote_files_ran(self) -> list[dict[str, Any]]:
         """The remote-code files that ran: {repo, revision, file, folder} (repo None for a local folder)."""
         return list(self.record.get("remote_files_ran", []))
@@ -67,6 +73,7 @@ def load_tokenizer(
     matrix: Path | None = None,
     texts: Sequence[str] = (),
     aliases: Iterable[Alias | Mapping[str, Any]] = (),
+    cache: bool = True,
 ) -> LoadedTokenizer:
     """Load ``name_or_path`` with the verdict ladder; TokenizerBroken where nothing loads it right.
 
@@ -77,7 +84,10 @@ def load_tokenizer(
     matrix's own runs), and from the hub only at a commit sha. ``texts`` are extra
     probe texts. ``aliases`` (Alias objects or mappings with its fields) are applied exactly
     as declared (a config-only alias stays config-only), over the built-in aliases and those of
-    the matrix the name was found in, replacing one of the same model_type. Every error is a TokcompatError: NotReachable (hub unreachable, not
+    the matrix the name was found in, replacing one of the same model_type. ``cache`` (on unless
+    ``$TOKCOMPAT_VERDICT_CACHE=off``) keeps the verdict on disk, keyed by the checkpoint's file
+    hashes, the installed releases, the judge and these arguments, so later processes skip
+    judging and only load the remedy it names (``from_cache``). Every error is a TokcompatError: NotReachable (hub unreachable, not
     cached, no faithful offline snapshot), NotRunnable/UnknownName (a refused or
     unknown name), SnapshotError (a snapshot that cannot be assembled), MatrixError,
     CheckpointError (the checkpoint's files cannot be read), AliasError (a declared alias that
@@ -95,6 +105,7 @@ def load_tokenizer(
         texts=texts,
         aliases=declared,
         keep_tokenizer=True,
+        verdicts=default_cache() if cache else None,
     )
     return loaded_from(evaluation, name_or_path)
 
@@ -105,6 +116,14 @@ def loaded_from(evaluation: Evaluation, name_or_path: str | Path) -> LoadedToken
         raise evaluation.error
     checkpoint, judgement = evaluation.checkpoint, evaluation.judgement
     assert checkpoint is not None and judgement is not None  # evaluate() keeps an error whenever it has none
+    if judgement.verdict in REMEDIES and judgement.tokenizer is None:
+        raise TokenizerBroken(
+            f"{name_or_path}: judged {judgement.verdict} under transformers {judgement.transformers_version}, "
+            f"but not in this process: {judgement.parity.reason}\n{describe_attempts(judgement)}\n"
+            "  what to do: something in this process changes how transformers loads it (a client's "
+            "monkeypatch, an import that patches transformers); load it before that import, or fix the patch",
+            judgement,
+        )
     if judgement.verdict == BROKEN or judgement.tokenizer is None:
         advice = (
             "if its code is trusted, pass trust_remote_code=True with a commit sha revision; "

@@ -205,6 +205,14 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _verdict_cache_of_its_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test its own verdict cache on disk: one test's verdict never answers another's load."""
+    monkeypatch.setenv("TOKCOMPAT_VERDICT_CACHE", str(tmp_path_factory.mktemp("verdicts")))
+
+
+@pytest.fixture(autouse=True)
 def _transformers_registries_unchanged() -> Iterator[None]:
     if "transformers" not in sys.modules:
         yield

@@ -44,7 +44,13 @@ from packaging.version import InvalidVersion, Version
 from pytest_tokcompat.ci import grid as grid_module
 from pytest_tokcompat.ci.install import PACKAGE_DIR, cache_home, own_wheel
 from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
-from pytest_tokcompat.contract import SCHEMA_VERSION, not_checked_record, write_json_atomic
+from pytest_tokcompat.contract import (
+    SCHEMA_VERSION,
+    judge_identity,
+    not_checked_record,
+    probe_set_identity,
+    write_json_atomic,
+)
 from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, ReportError, TokcompatError
 from pytest_tokcompat.matrix.loader import Case, Matrix, bundled_matrix, load_matrix
 
@@ -218,24 +224,11 @@ def folder_hash(folder: Path) -> str:
 
 def judge_version() -> str:
     """This package's version and a hash of every source that judges (all but the CI tools)."""
-    from importlib import metadata
-
-    try:
-        version = metadata.version("pytest-tokcompat")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
-    digest = hashlib.sha256()
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        relative = path.relative_to(PACKAGE_DIR)
-        if relative.parts[0] in ("ci", "bundled") or "__pycache__" in relative.parts:
-            continue
-        digest.update(relative.as_posix().encode() + b"\0" + _sha(path.read_bytes()).encode())
-    return f"{version}+{digest.hexdigest()[:16]}"
+    return judge_identity(PACKAGE_DIR)
 
 
 def probe_set() -> str:
-    probes = PACKAGE_DIR / "judge" / "probes.py"
-    return _sha(probes.read_bytes())[:16] if probes.is_file() else "none"
+    return probe_set_identity(PACKAGE_DIR)
 
 
 class Keys:

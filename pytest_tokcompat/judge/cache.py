@@ -54,8 +54,10 @@ class JudgeCache:
     def remember(
         self, case_id: str, folder: Path, judgement: Judgement, registry: dict[str, Alias] | None = None
     ) -> None:
-        """Keep the judgement, never its tokenizer (a run may judge hundreds of checkpoints)."""
-        self._judgements[(case_id, str(folder), registry_key(registry))] = replace(judgement, tokenizer=None)
+        """Keep the judgement, never its tokenizer or truth (a run may judge hundreds of checkpoints)."""
+        self._judgements[(case_id, str(folder), registry_key(registry))] = replace(
+            judgement, tokenizer=None, truth=None, probe_texts=None
+        )
 
     def __len__(self) -> int:
         return len(self._judgements)

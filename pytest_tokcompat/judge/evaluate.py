@@ -35,6 +35,7 @@ from pytest_tokcompat.judge.ladder import (
     transformers_version,
 )
 from pytest_tokcompat.judge.static import read_json_object
+from pytest_tokcompat.judge.verdicts import VerdictCache, key_fields, key_of
 from pytest_tokcompat.matrix.aliases import Alias, effective_registry
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case, load_matrix
@@ -116,6 +117,8 @@ class Evaluation:
         judgement: dict[str, Any] | None = None
         if self.judgement is not None:
             judgement = {**self.judgement.to_json(), "remote_files_ran": self.remote_files_ran()}
+            if self.judgement.verdict_cache is not None:
+                details["verdict_cache"] = dict(self.judgement.verdict_cache)
         return case_record(
             self.case_id,
             self.status,
@@ -147,6 +150,7 @@ def evaluate(
     loaders: Sequence[ClientLoader] = (),
     cache: JudgeCache | None = None,
     aliases: Sequence[Alias] = (),
+    verdicts: VerdictCache | None = None,
 ) -> Evaluation:
     """Resolve ``target`` (see :func:`~pytest_tokcompat.sources.resolve.resolve`) and judge it.
 
@@ -155,7 +159,8 @@ def evaluate(
     raises a deliberate error: what could not be had is NOT_CHECKED, what cannot be
     used as given is FAILED with ``failure`` BAD_INPUT and the error kept on ``error``.
     ``loaders`` are the client loaders judged beside the verdict (information, never a rung);
-    ``cache`` is the run's judgements (pytest keeps one per session), so a case is judged once.
+    ``cache`` is the run's judgements (pytest keeps one per session), so a case is judged once;
+    ``verdicts`` is the verdict cache on disk (``load_tokenizer()``), shared by processes.
     ``registry`` is the alias registry to judge with (pytest passes its run's); without one, the built-in
     aliases, then those of the matrix the target was found in, then ``aliases`` (the caller's own), each
     applied exactly as declared.
@@ -206,6 +211,7 @@ def evaluate(
             limits=limits,
             loaders=loaders,
             cache=cache,
+            verdicts=verdicts,
         )
     except CheckpointError as error:
         # Files the judge cannot read (size cap, corrupt, unreadable): not checked, never broken, never passed.
@@ -287,9 +293,13 @@ def _judge(
     limits: Limits = DEFAULT_LIMITS,
     loaders: Sequence[ClientLoader] = (),
     cache: JudgeCache | None = None,
+    verdicts: VerdictCache | None = None,
 ) -> Judgement:
-    """The ladder with the checkpoint's opt-in, texts and golden ids; remembered in the run's ``cache``."""
+    """The ladder with the checkpoint's opt-in, texts and golden ids; remembered in the run's ``cache``
+    and, where given, in the verdict cache on disk (``verdicts``)."""
     case = checkpoint.case
+    if verdicts is not None and not record and not loaders:
+        return _judge_with_verdicts(checkpoint, verdicts, registry, keep_tokenizer, limits)
     if cache is not None and case is not None and not record and not keep_tokenizer:
         known = cache.judgement(case.id, checkpoint.folder, registry)
         if known is not None and [result.loader for result in known.loaders] == list(loaders):
@@ -309,6 +319,53 @@ def _judge(
         )
     if cache is not None and case is not None:
         cache.remember(case.id, checkpoint.folder, judgement, registry)  # keyed by the registry it ran under
+    return judgement
+
+
+def _judge_with_verdicts(
+    checkpoint: Checkpoint,
+    verdicts: VerdictCache,
+    registry: dict[str, Alias] | None,
+    keep_tokenizer: bool,
+    limits: Limits,
+) -> Judgement:
+    """A verdict kept on disk by an earlier process, loaded here; else judged, and kept for the next."""
+    from pytest_tokcompat.judge.ladder import import_in_background, load_here
+    from pytest_tokcompat.matrix.aliases import REGISTRY
+
+    if keep_tokenizer:
+        import_in_background()  # the load needs transformers: import it while the files are hashed
+    case = checkpoint.case
+    aliases = dict(REGISTRY if registry is None else registry)
+    acknowledged = case.acknowledged_for(transformers_version()) if case is not None else None
+    fields = key_fields(checkpoint, aliases, acknowledged)
+    key = key_of(fields)
+    cached = verdicts.get(key)
+    if cached is not None:
+        judgement = cached.judgement
+        judgement.verdict_cache = {"state": "hit", "path": str(cached.path)}
+        if keep_tokenizer:
+            judgement.tokenizer = load_here(checkpoint.folder, judgement, aliases)
+        return judgement
+    judgement = judge(
+        checkpoint.folder,
+        trust_remote_code=checkpoint.trust_remote_code,
+        extra_texts=checkpoint.texts,
+        golden_path=checkpoint.golden_path,
+        registry=aliases,
+        keep_tokenizer=keep_tokenizer,
+        limits=limits,
+        acknowledged=acknowledged,
+    )
+    if keep_tokenizer and judgement.tokenizer is None:
+        # what this process found (it does not load, or loads otherwise here) is not the verdict
+        judgement.verdict_cache = {"state": "not-stored", "path": None}
+        return judgement
+    path = verdicts.put(key, fields, judgement)
+    judgement.verdict_cache = {
+        "state": "stored" if path else "not-stored",
+        "path": str(path) if path else None,
+    }
     return judgement
 
 

@@ -179,6 +179,9 @@ class Attempt:
             parity=Parity(**parity) if isinstance(parity, dict) else None,
             warnings=[str(w) for w in data.get("warnings") or []],
             seconds=float(data.get("seconds") or 0.0),
+            remote_files=[str(name) for name in data.get("remote_files") or []],
+            stdout=data.get("stdout"),
+            stderr=data.get("stderr"),
             undecided=bool(data.get("undecided")),
         )
 
@@ -196,6 +199,12 @@ class Judgement:
     tokenizer: Any = field(default=None, repr=False)
     loaders: list[LoaderResult] = field(default_factory=list)
     """Each declared client loader, judged beside the verdict (never a rung)."""
+    truth: Truth | None = field(default=None, repr=False, compare=False)
+    """The ground truth the attempts were checked against (kept for the caller's own load and the
+    verdict cache; a run's JudgeCache drops it)."""
+    probe_texts: list[str] | None = field(default=None, repr=False, compare=False)
+    verdict_cache: dict[str, Any] | None = field(default=None, compare=False)
+    """Where the verdict cache on disk was involved: {state: hit | stored | not-stored, path}."""
 
     @property
     def model_type(self) -> str | None:
@@ -221,6 +230,19 @@ class Judgement:
             "remote_files_ran": self.remote_files_ran,
             **({"loaders": [result.to_json() for result in self.loaders]} if self.loaders else {}),
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Judgement:
+        """A judgement as :meth:`to_json` wrote it (client loaders aside: they are never stored)."""
+        return cls(
+            transformers_version=str(data["transformers_version"]),
+            static=_view_from(dict(data["static"])),
+            verdict=str(data["verdict"]),
+            parity=Parity(**data["parity"]),
+            attempts=[Attempt.from_json(attempt) for attempt in data["attempts"]],
+            texts=int(data["probe_texts"]),
+            truth_source=data.get("ground_truth"),
+        )
 
 
 @dataclass
@@ -388,7 +410,7 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
         if job.texts is None:
             texts, truth, truth_error = _read_truth(folder, job, emit)
         else:
-            texts, truth, truth_error = job.texts, _truth_from(job.truth), job.truth_error
+            texts, truth, truth_error = job.texts, truth_from(job.truth), job.truth_error
     except CheckpointError as error:
         emit({"kind": "checkpoint-error", "message": str(error)})
         return
@@ -514,7 +536,7 @@ def _view_from(data: dict[str, Any]) -> StaticView:
     return StaticView(**{k: v for k, v in data.items() if k in StaticView.__dataclass_fields__})
 
 
-def _truth_from(data: dict[str, Any] | None) -> Truth | None:
+def truth_from(data: dict[str, Any] | None) -> Truth | None:
     """The Truth a child sent as JSON (its contract expectations included)."""
     if data is None:
         return None
@@ -572,7 +594,7 @@ def _absorb(run: Any, remedy: str, found: _Found, timeout: float | None) -> Atte
             found.view = _view_from(message["view"])
         elif kind == "truth":
             found.texts = [str(t) for t in message["texts"]]
-            found.truth = _truth_from(message.get("truth"))
+            found.truth = truth_from(message.get("truth"))
             found.truth_error = message.get("truth_error")
             found.recorded = message.get("recorded") or found.recorded
         elif kind == "checkpoint-error":
@@ -634,7 +656,7 @@ def judge(
     from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
 
     if keep_tokenizer:
-        _import_in_background()
+        import_in_background()
     registry = dict(REGISTRY if registry is None else registry)
     check_file_sizes(
         folder, [name for name in TOKENIZER_FILES if (folder / name).is_file()], limits.max_file_mb
@@ -681,10 +703,12 @@ def judge(
         texts=len(found.texts or []),
         truth_source=found.truth.source if found.truth else None,
         recorded=recorded,
+        truth=found.truth,
+        probe_texts=found.texts,
     )
     judgement.loaders = [_judge_loader(folder, loader, found, given, limits, stop) for loader in loaders]
     if keep_tokenizer and verdict in (*REMEDIES, UNCHECKED):
-        judgement.tokenizer = _load_here(folder, judgement, registry, found)
+        judgement.tokenizer = load_here(folder, judgement, registry)
     return judgement
 
 
@@ -747,7 +771,7 @@ def _unread_view() -> StaticView:
 _IMPORTER: threading.Thread | None = None
 
 
-def _import_in_background() -> None:
+def import_in_background() -> None:
     """Import transformers here while the children judge: the caller's own load needs it next."""
     global _IMPORTER
     if _IMPORTER is None:
@@ -760,19 +784,25 @@ def _import_in_background() -> None:
         _IMPORTER.start()
 
 
-def _load_here(folder: Path, judgement: Judgement, registry: dict[str, Alias], found: _Found) -> Any | None:
-    """The verdict's remedy loaded in the caller's process, checked against the same truth once more."""
-    from pytest_tokcompat.matrix.aliases import find_alias
+def load_here(folder: Path, judgement: Judgement, registry: dict[str, Alias] | None = None) -> Any | None:
+    """The verdict's remedy loaded in the caller's process, checked against the same truth once more.
+
+    None (and the judgement's parity says why) where it does not load here or gives other results
+    here than in the child that judged it: the caller's process may carry a client's monkeypatches.
+    """
+    from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
 
     if _IMPORTER is not None:
         _IMPORTER.join()
     chosen = next((a for a in judgement.attempts if a.status in (OK, AttemptStatus.NOT_CHECKED)), None)
-    if chosen is None or found.texts is None:
+    if chosen is None or judgement.probe_texts is None:
         return None
+    alias = find_alias(judgement.model_type, dict(REGISTRY if registry is None else registry))
     with isolated_transformers():
         try:
-            tokenizer = load_with(folder, chosen.remedy, find_alias(judgement.model_type, registry))
-            parity = check_parity(tokenizer, found.truth, found.texts) if found.truth else None
+            tokenizer = load_with(folder, chosen.remedy, alias)
+            truth = judgement.truth
+            parity = check_parity(tokenizer, truth, judgement.probe_texts) if truth else None
         except Exception as error:
             judgement.parity = Parity(
                 NOT_CHECKED, reason=f"loads in a child process but not in this one: {_error_text(error)}"

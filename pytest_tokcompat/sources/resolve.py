@@ -119,6 +119,8 @@ class Checkpoint:
     matched_by: MatchedBy = MatchedBy.FOLDER
     matrix: Path | None = None
     notes: tuple[str, ...] = ()
+    file_digests: tuple[tuple[str, str], ...] | None = None
+    """sha256 of each file, where resolving verified them (an assembled snapshot); None: not hashed."""
 
     @property
     def subject(self) -> str:
@@ -336,6 +338,11 @@ def _resolve(
         matched_by=identity.by,
         matrix=identity.matrix,
         notes=tuple(notes),
+        file_digests=(
+            tuple(assembled.digests.items())
+            if assembled is not None and assembled.digests is not None and assembled.folder == folder
+            else None
+        ),
     )
 
 

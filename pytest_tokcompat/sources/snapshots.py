@@ -153,6 +153,8 @@ class Assembled:
     folder: Path
     origin: Path
     rebuilt: str | None = None
+    digests: dict[str, str] | None = None
+    """sha256 of each file of the entry, as verified just now (None: a folder without a manifest)."""
 
 
 def entry_path(folder: str | Path, root: Path | None = None) -> Path | None:
@@ -193,7 +195,7 @@ def assemble(folder: str | Path, root: Path | None = None) -> Assembled:
     target = (root or cache_root()) / f"{folder.name}-{_fingerprint(folder, sources)}"
     problem = verify_entry(target, sources)
     if problem is None:
-        return Assembled(target, folder)
+        return Assembled(target, folder, digests=_verified_digests(target, sources))
     target.parent.mkdir(parents=True, exist_ok=True)
     _build(folder, sources, target)
     after = verify_entry(target, sources)
@@ -203,7 +205,17 @@ def assemble(folder: str | Path, root: Path | None = None) -> Assembled:
             f"delete {target} and run again, or check that nothing else writes to {target.parent}"
         )
     rebuilt = None if problem == _ABSENT else f"rebuilt the cache entry {target}: {problem}"
-    return Assembled(target, folder, rebuilt)
+    return Assembled(target, folder, rebuilt, _verified_digests(target, sources))
+
+
+def _verified_digests(target: Path, sources: dict[str, Any]) -> dict[str, str] | None:
+    """The digests ``verify_entry`` just checked each file of the entry against."""
+    recorded = _read_mark(target)
+    if recorded is None:
+        return None
+    files = sources.get("files", {})
+    pins = {name: spec.get("sha256") for name, spec in files.items() if isinstance(spec, dict)}
+    return {name: pins.get(name) or digest for name, digest in sorted(recorded.items())}
 
 
 _ABSENT = "absent"

@@ -1,0 +1,234 @@
+"""The verdict cache on disk: a client's second and later processes skip judging and pay only the load.
+
+``load_tokenizer()`` judges a checkpoint in child processes, which takes seconds; a benchmark
+client loads the same checkpoint in every worker process. A verdict is a function of the
+checkpoint's files, the installed transformers and tokenizers (and the libraries they load
+with), the judge's own code and probe set, and what the caller asked for (the remote-code
+opt-in, the alias registry, the case's probe texts, golden ids and acknowledged drift), so it is
+kept on disk under a key made of exactly those. The remedy it names is still loaded in the
+caller's process and checked against the stored ground truth, so a client's monkeypatch still
+shows. An entry is written to a temp file and renamed into place; one that cannot be read, or
+that another format or key wrote, is ignored and rewritten, never trusted.
+
+Where: ``$TOKCOMPAT_VERDICT_CACHE`` (a folder; ``off`` or ``0`` switches the cache off), else
+``$TOKCOMPAT_CACHE/verdicts``, else ``$XDG_CACHE_HOME/pytest-tokcompat/verdicts`` (by default
+``~/.cache/pytest-tokcompat/verdicts``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from pytest_tokcompat.contract import judge_identity, probe_set_identity
+from pytest_tokcompat.judge.ladder import REMEDIES, Judgement, truth_from
+from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.sources.resolve import Checkpoint
+from pytest_tokcompat.sources.snapshots import user_cache_home
+
+CACHE_ENV = "TOKCOMPAT_VERDICT_CACHE"
+FORMAT = 1
+"""The entry format; an entry of another format is ignored and rewritten."""
+_OFF = {"0", "off", "false", "no", "none"}
+LIBRARIES = (
+    "transformers",
+    "tokenizers",
+    "huggingface_hub",
+    "sentencepiece",
+    "tiktoken",
+    "protobuf",
+    "jinja2",
+    "mistral_common",
+)
+"""What a tokenizer load can depend on: a change of any of them may change the verdict."""
+WEIGHT_SUFFIXES = {
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".pth",
+    ".ckpt",
+    ".gguf",
+    ".onnx",
+    ".h5",
+    ".msgpack",
+    ".npz",
+}
+"""Files no tokenizer load reads (a full model folder holds gigabytes of them): not hashed."""
+
+
+def verdict_cache_dir() -> Path | None:
+    """Where verdicts are kept now, or None where ``$TOKCOMPAT_VERDICT_CACHE`` switches the cache off."""
+    explicit = os.environ.get(CACHE_ENV, "").strip()
+    if explicit.lower() in _OFF:
+        return None
+    if explicit:
+        return Path(os.path.expanduser(explicit))
+    snapshots = os.environ.get("TOKCOMPAT_CACHE")
+    if snapshots:
+        return Path(os.path.expanduser(snapshots)) / "verdicts"
+    return user_cache_home() / "verdicts"
+
+
+def _sha_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def checkpoint_digests(checkpoint: Checkpoint) -> dict[str, str]:
+    """sha256 of every file a tokenizer load may read, by relative path.
+
+    An assembled snapshot was verified file by file by the resolver a moment ago: its
+    digests are reused. Everything else (a hub snapshot, a local folder) is hashed here;
+    dot files (our own marks), caches and weight files are left out.
+    """
+    if checkpoint.file_digests is not None:
+        return dict(checkpoint.file_digests)
+    folder = checkpoint.folder
+    found: dict[str, str] = {}
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if any(part.startswith(".") or part == "__pycache__" for part in relative.parts):
+            continue
+        if path.suffix.lower() in WEIGHT_SUFFIXES or not path.is_file():
+            continue
+        found[relative.as_posix()] = _sha_file(path)
+    return found
+
+
+@lru_cache(maxsize=1)
+def _environment() -> dict[str, Any]:
+    """The judge's identity and the libraries' versions: fixed for the life of a process."""
+    versions: dict[str, str | None] = {}
+    for name in LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "judge": judge_identity(),
+        "probes": probe_set_identity(),
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "versions": versions,
+    }
+
+
+def key_fields(
+    checkpoint: Checkpoint, registry: dict[str, Alias], acknowledged: dict[str, str] | None
+) -> dict[str, Any]:
+    """Everything that decides the verdict: the files, the environment, the judge and the caller's asks."""
+    case = checkpoint.case
+    golden = checkpoint.golden_path
+    return {
+        "format": FORMAT,
+        **_environment(),
+        "files": checkpoint_digests(checkpoint),
+        "trust_remote_code": checkpoint.trust_remote_code,
+        "registry": {name: asdict(alias) for name, alias in sorted(registry.items())},
+        "case": case.id if case is not None else None,
+        "texts": list(checkpoint.texts),
+        "golden": _sha_file(golden) if golden is not None and golden.is_file() else None,
+        "acknowledged": dict(sorted((acknowledged or {}).items())),
+    }
+
+
+def key_of(fields: dict[str, Any]) -> str:
+    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Cached:
+    """A verdict read from the cache: the judgement (without a tokenizer) and where it was kept."""
+
+    judgement: Judgement
+    path: Path
+
+
+class VerdictCache:
+    """Verdicts by key: ``<root>/<key[:2]>/<key>.json``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Cached | None:
+        """The verdict kept under ``key``; None where there is none or it cannot be trusted."""
+        path = self.path(key)
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
+                return None
+            judgement = Judgement.from_json(entry["judgement"])
+            truth = truth_from(entry["truth"])
+            texts = entry["probe_texts"]
+            if (
+                judgement.verdict not in REMEDIES
+                or truth is None
+                or not isinstance(texts, list)
+                or not all(isinstance(text, str) for text in texts)
+            ):
+                return None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None  # unreadable, corrupt or foreign: judged again and rewritten
+        judgement.truth, judgement.probe_texts = truth, list(texts)
+        return Cached(judgement, path)
+
+    def put(self, key: str, fields: dict[str, Any], judgement: Judgement) -> Path | None:
+        """Keep a decisive verdict; None (nothing written) where it is not one or cannot be written."""
+        if not storable(judgement):
+            return None
+        assert judgement.truth is not None
+        entry = {
+            "format": FORMAT,
+            "key": key,
+            "fields": fields,
+            "judgement": judgement.to_json(),
+            "truth": asdict(judgement.truth),
+            "probe_texts": judgement.probe_texts,
+        }
+        path = self.path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                    json.dump(entry, stream, ensure_ascii=False, separators=(",", ":"), default=str)
+                os.replace(temporary, path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        except OSError:
+            return None  # a read-only or full cache costs the next process a judgement, nothing more
+        return path
+
+
+def storable(judgement: Judgement) -> bool:
+    """Only a decisive verdict with its ground truth: never one the judge's own limits left undecided,
+    never a broken or not-checked one (the next process judges it again)."""
+    return (
+        judgement.verdict in REMEDIES
+        and judgement.truth is not None
+        and judgement.probe_texts is not None
+        and not judgement.loaders
+        and judgement.recorded is None
+        and not any(attempt.undecided for attempt in judgement.attempts)
+    )
+
+
+def default_cache() -> VerdictCache | None:
+    """The cache at its usual place, or None where the environment switches it off."""
+    root = verdict_cache_dir()
+    return VerdictCache(root) if root is not None else None
