@@ -171,12 +171,16 @@ class UvVerdict:
     ) -> None:
         self.target = target
         self.cache = cache
+        from pytest_tokcompat.ci.install import extra_requirements
+
         if uv is None:
             from pytest_tokcompat.ci.install import uv_binary
 
             uv = uv_binary()
         self.uv = uv
         self.requirement = requirement or package_requirement()
+        # The bundled snapshots' data packages: a wheel of this package brings only the library's deps.
+        self.extras = extra_requirements(("bundled",)) if requirement is None else []
 
     def _run(self, command: list[str], timeout: int, what: str, release: Version) -> str:
         try:
@@ -206,7 +210,7 @@ class UvVerdict:
             self._run(
                 [
                     self.uv, "pip", "install", "--quiet", "--python", str(python),
-                    f"transformers=={release}", self.requirement,
+                    f"transformers=={release}", self.requirement, *self.extras,
                 ],
                 BUILD_TIMEOUT, "uv pip install", release,
             )  # fmt: skip

