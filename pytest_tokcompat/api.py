@@ -10,6 +10,7 @@ theirs.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,10 @@ from pytest_tokcompat.matrix.loader import bundled_matrix
 from pytest_tokcompat.sources.resolve import Checkpoint, Source
 
 HUB, FOLDER, SNAPSHOT, FALLBACK = Source.HUB, Source.FOLDER, Source.SNAPSHOT, Source.FALLBACK
+
+
+class UnpinnedRemoteCode(UserWarning):
+    """Remote code ran from a branch, as the caller allowed (``allow_unpinned_remote_code``), not a pinned commit."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,11 @@ class LoadedTokenizer:
         return self.checkpoint is not None and self.checkpoint.stand_in
 
     @property
+    def revision(self) -> str | None:
+        """The hub commit the files (and any remote code) came from; None for local files."""
+        return self.checkpoint.revision if self.checkpoint is not None else None
+
+    @property
     def from_cache(self) -> bool:
         """True where the verdict came from the verdict cache on disk (judged by an earlier process)."""
         return (self.record.get("verdict_cache") or {}).get("state") == "hit"
@@ -74,6 +84,7 @@ def load_tokenizer(
     texts: Sequence[str] = (),
     aliases: Iterable[Alias | Mapping[str, Any]] = (),
     cache: bool = True,
+    allow_unpinned_remote_code: bool = False,
 ) -> LoadedTokenizer:
     """Load ``name_or_path`` with the verdict ladder; TokenizerBroken where nothing loads it right.
 
@@ -81,7 +92,10 @@ def load_tokenizer(
     when ``matrix`` is None) supplies its revision, probe texts and golden ids; a case
     id (or ``MATRIX::ID``) loads the case as the matrix runs it. Remote code runs only
     when the caller passes ``trust_remote_code=True`` (an entry's opt-in is for the
-    matrix's own runs), and from the hub only at a commit sha. ``texts`` are extra
+    matrix's own runs), and from the hub only at a commit sha, unless the caller also passes
+    ``allow_unpinned_remote_code=True`` (a client that already runs ``main``): then the branch's
+    commit is what runs, recorded as ``revision`` (and ``record['unpinned_remote_code']``), with
+    an ``UnpinnedRemoteCode`` warning naming the repo and commit. ``texts`` are extra
     probe texts. ``aliases`` (Alias objects or mappings with its fields) are applied exactly
     as declared (a config-only alias stays config-only), over the built-in aliases and those of
     the matrix the name was found in, replacing one of the same model_type. ``cache`` (on unless
@@ -106,8 +120,17 @@ def load_tokenizer(
         aliases=declared,
         keep_tokenizer=True,
         verdicts=default_cache() if cache else None,
+        allow_unpinned_remote_code=allow_unpinned_remote_code,
     )
-    return loaded_from(evaluation, name_or_path)
+    loaded = loaded_from(evaluation, name_or_path)
+    if loaded.checkpoint is not None and loaded.checkpoint.unpinned_branch is not None:
+        warnings.warn(
+            f"{loaded.repo}: remote code ran from branch {loaded.checkpoint.unpinned_branch!r}, not a pinned "
+            f"commit; the commit that ran is {loaded.revision} (pin revision={loaded.revision!r} once reviewed)",
+            UnpinnedRemoteCode,
+            stacklevel=2,
+        )
+    return loaded
 
 
 def loaded_from(evaluation: Evaluation, name_or_path: str | Path) -> LoadedTokenizer:

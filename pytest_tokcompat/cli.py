@@ -75,8 +75,16 @@ def _judge_and_print(args: argparse.Namespace) -> int:
         trust_remote_code=args.trust_remote_code,
         texts=args.text or (),
         expect=args.expect,
+        allow_unpinned_remote_code=getattr(args, "allow_unpinned_remote_code", False),
     )
     code = check_exit_status(evaluation)
+    unpinned = evaluation.checkpoint.unpinned_branch if evaluation.checkpoint is not None else None
+    if unpinned is not None and evaluation.checkpoint is not None:
+        print(
+            f"tokcompat check: warning: {evaluation.checkpoint.repo}: remote code ran from branch {unpinned!r}, "
+            f"not a pinned commit; the commit that ran is {evaluation.checkpoint.revision}",
+            file=sys.stderr,
+        )
     record: dict[str, Any] = evaluation.to_json()
     if code in (EXIT_BAD_INPUT, EXIT_NOT_CHECKED) and evaluation.judgement is None:
         print(f"tokcompat check: {evaluation.message}", file=sys.stderr)
@@ -329,6 +337,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--trust-remote-code", action="store_true", help="allow the checkpoint's own code to run"
     )
     check.add_argument("--revision", default=None, help="hub revision (a commit sha)")
+    check.add_argument(
+        "--allow-unpinned-remote-code",
+        action="store_true",
+        help="with --trust-remote-code: run a hub repo's code at a branch (main, or --revision BRANCH) "
+        "instead of refusing; the commit that ran is recorded and a warning printed",
+    )
     check.add_argument(
         "--expect", choices=("native", "auto_map", "alias", "broken"), help="raise an alarm unless"
     )

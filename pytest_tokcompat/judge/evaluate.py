@@ -151,6 +151,7 @@ def evaluate(
     cache: JudgeCache | None = None,
     aliases: Sequence[Alias] = (),
     verdicts: VerdictCache | None = None,
+    allow_unpinned_remote_code: bool = False,
 ) -> Evaluation:
     """Resolve ``target`` (see :func:`~pytest_tokcompat.sources.resolve.resolve`) and judge it.
 
@@ -187,7 +188,13 @@ def evaluate(
                 return Evaluation(subject, FAILED, str(error), failure=Failure.BAD_INPUT, case=known)
             notes.append(str(error))
     try:
-        checkpoint = resolve(identity, revision=revision, trust_remote_code=trust_remote_code, texts=texts)
+        checkpoint = resolve(
+            identity,
+            revision=revision,
+            trust_remote_code=trust_remote_code,
+            texts=texts,
+            allow_unpinned_remote_code=allow_unpinned_remote_code,
+        )
     except NotReachable as error:
         return Evaluation(subject, NOT_CHECKED, str(error), expected, error=error, notes=notes, case=known)
     except (NotRunnable, SnapshotError, MatrixError, CheckpointError) as error:

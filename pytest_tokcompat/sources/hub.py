@@ -104,7 +104,10 @@ def require_pinned(repo: str, revision: str | None) -> None:
     raise NotRunnable(
         f"{repo}: trust_remote_code is refused: {what}, and the code there can change under us; "
         "pin the commit whose code you reviewed (40 hex characters): 'revision: <sha>' in the matrix "
-        "entry, --revision SHA on the command line, or load_tokenizer(..., revision='<sha>')"
+        "entry, --revision SHA on the command line, or load_tokenizer(..., revision='<sha>'); if you "
+        "already run this repo's code at that branch, keep doing so knowingly with "
+        "load_tokenizer(..., allow_unpinned_remote_code=True) or --allow-unpinned-remote-code (the commit "
+        "that ran is recorded)"
     )
 
 
@@ -297,11 +300,22 @@ def _download_code(repo: str, commit: str, folder: Path, cache_dir: Path, offlin
     return sorted(fetched)
 
 
-def resolve_repo(repo: str, revision: str | None, *, trust_remote_code: bool = False) -> Path:
-    """The local snapshot folder of ``repo`` at ``revision`` (downloaded, or from the cache offline)."""
+def resolve_repo(
+    repo: str,
+    revision: str | None,
+    *,
+    trust_remote_code: bool = False,
+    allow_unpinned_remote_code: bool = False,
+) -> Path:
+    """The local snapshot folder of ``repo`` at ``revision`` (downloaded, or from the cache offline).
+
+    Remote code comes only at a commit sha, unless the caller allows a branch explicitly
+    (``allow_unpinned_remote_code``): the branch is then resolved to its commit once, and the
+    files and the code are both fetched at that commit, which the folder's name records.
+    """
     from huggingface_hub import snapshot_download
 
-    if trust_remote_code:
+    if trust_remote_code and not allow_unpinned_remote_code:
         require_pinned(repo, revision)
     cache_dir, offline = hub_cache_dir(), hub_offline()
     try:

@@ -31,6 +31,7 @@ from pytest_tokcompat.sources.hub import (
     cached_snapshot,
     find_case,
     hub_id_problem,
+    is_commit_sha,
     refuse_cross_repo_code,
     resolve_repo,
     tried_message,
@@ -121,6 +122,9 @@ class Checkpoint:
     notes: tuple[str, ...] = ()
     file_digests: tuple[tuple[str, str], ...] | None = None
     """sha256 of each file, where resolving verified them (an assembled snapshot); None: not hashed."""
+    unpinned_branch: str | None = None
+    """The branch or tag remote code was allowed to come from (``allow_unpinned_remote_code``); the commit
+    that ran is ``revision``. None: pinned, or no remote code."""
 
     @property
     def subject(self) -> str:
@@ -139,6 +143,17 @@ class Checkpoint:
             "stand_in": self.stand_in,
             "matrix": str(self.matrix) if self.matrix is not None else None,
             "notes": list(self.notes),
+            **(
+                {
+                    "unpinned_remote_code": {
+                        "repo": self.repo,
+                        "branch": self.unpinned_branch,
+                        "commit": self.revision,
+                    }
+                }
+                if self.unpinned_branch is not None
+                else {}
+            ),
         }
 
 
@@ -208,20 +223,22 @@ def resolve(
     revision: str | None = None,
     trust_remote_code: bool = False,
     texts: Sequence[str] = (),
+    allow_unpinned_remote_code: bool = False,
 ) -> Checkpoint:
     """Turn any target into a checkpoint: folder, case context, source and notes.
 
     ``matrix`` is where names are looked up (the bundled matrix when None; folders
     are also looked up in the bundled one); an :class:`Identity` from :func:`identify`
     is resolved as it is. A ``Case`` is a matrix run: its own opt-in applies; for
-    every other target only ``trust_remote_code`` does.
+    every other target only ``trust_remote_code`` does. ``allow_unpinned_remote_code`` lets
+    that opt-in run a hub repo's code at a branch (the commit is recorded); never in a matrix run.
     Raises NotReachable (the files cannot be had here: not checked), UnknownName or
     NotRunnable (a name or an opt-in that cannot be used as given), SnapshotError,
     MatrixError.
     """
     identity = target if isinstance(target, Identity) else identify(target, matrix)
     try:
-        return _resolve(identity, revision, trust_remote_code, texts)
+        return _resolve(identity, revision, trust_remote_code, texts, allow_unpinned_remote_code)
     except RepoNotFound as error:
         if identity.by is not MatchedBy.REPO_ID:
             raise
@@ -242,11 +259,17 @@ def resolve(
 
 
 def _resolve(
-    identity: Identity, revision: str | None, trust_remote_code: bool, texts: Sequence[str]
+    identity: Identity,
+    revision: str | None,
+    trust_remote_code: bool,
+    texts: Sequence[str],
+    allow_unpinned: bool = False,
 ) -> Checkpoint:
     case = identity.case
     matrix_run = identity.by is MatchedBy.MATRIX_RUN
     trust = case.trust_remote_code if (matrix_run and case is not None) else trust_remote_code
+    allow_unpinned = allow_unpinned and trust and not matrix_run
+    asked: str | None = None  # the revision asked of the hub
     notes: list[str] = []
     if case is not None and case.trust_remote_code and not trust:
         notes.append(
@@ -269,7 +292,11 @@ def _resolve(
             folder = assembled.folder
         else:
             assert identity.repo is not None
-            folder, source = resolve_repo(identity.repo, revision, trust_remote_code=trust), Source.HUB
+            asked = revision
+            folder = resolve_repo(
+                identity.repo, revision, trust_remote_code=trust, allow_unpinned_remote_code=allow_unpinned
+            )
+            source = Source.HUB
     elif identity.by in _NAMES_THE_CASE and case.snapshot is not None:
         assembled, source = assemble(case.snapshot), Source.SNAPSHOT
         folder, stand_in = assembled.folder, is_stand_in(case.snapshot)
@@ -291,7 +318,10 @@ def _resolve(
         repo = identity.repo or case.repo
         assert repo is not None  # a case without a snapshot has a repo (the matrix validates it)
         try:
-            folder = resolve_repo(repo, revision or case.revision, trust_remote_code=trust)
+            asked = revision or case.revision
+            folder = resolve_repo(
+                repo, asked, trust_remote_code=trust, allow_unpinned_remote_code=allow_unpinned
+            )
             source = Source.HUB
         except NotReachable as error:
             if case.snapshot is None:
@@ -316,6 +346,14 @@ def _resolve(
     if trust and source is not Source.HUB:
         # Hub repos are checked when their code is fetched; a local folder's auto_map can point elsewhere too.
         refuse_cross_repo_code(folder, str(origin or folder))
+    unpinned: str | None = None
+    if source is Source.HUB and allow_unpinned and not is_commit_sha(asked):
+        unpinned = asked or "main"
+        notes.append(
+            f"remote code allowed at {unpinned!r}, not pinned (allow_unpinned_remote_code): the code that ran is "
+            f"{identity.repo or (case.repo if case is not None else '')}@{folder.name}; pin it with "
+            f"revision={folder.name!r} once reviewed"
+        )
     golden = case.golden_path if case is not None else None
     if source is Source.HUB and case is not None and case.snapshot is not None and is_stand_in(case.snapshot):
         golden = None
@@ -338,6 +376,7 @@ def _resolve(
         matched_by=identity.by,
         matrix=identity.matrix,
         notes=tuple(notes),
+        unpinned_branch=unpinned,
         file_digests=(
             tuple(assembled.digests.items())
             if assembled is not None and assembled.digests is not None and assembled.folder == folder
