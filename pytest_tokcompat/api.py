@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.errors import TokenizerBroken
-from pytest_tokcompat.judge.evaluate import Evaluation, describe_attempts, evaluate
+from pytest_tokcompat.judge.evaluate import Evaluation, describe_attempt_output, describe_attempts, evaluate
 from pytest_tokcompat.judge.ladder import BROKEN, REMEDIES, Judgement
 from pytest_tokcompat.judge.verdicts import default_cache
 from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping
@@ -156,10 +156,12 @@ def loaded_from(evaluation: Evaluation, name_or_path: str | Path) -> LoadedToken
             else "it has no config.json (tokenizer-only), so no alias can apply: put the model's config.json "
             "beside its tokenizer files, or use a transformers release where plain loading keeps parity"
         )
+        said = describe_attempt_output(judgement)
         raise TokenizerBroken(
             f"no remedy loads {name_or_path} with right ids under transformers "
             f"{judgement.transformers_version} (folder {checkpoint.folder}):\n{describe_attempts(judgement)}\n"
-            f"  what to do: {advice}",
+            + (f"{said}\n" if said else "")
+            + f"  what to do: {advice}",
             judgement,
         )
     return LoadedTokenizer(

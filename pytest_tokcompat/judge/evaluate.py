@@ -462,6 +462,23 @@ def describe_attempts(judgement: Judgement) -> str:
     return "\n".join(lines)
 
 
+def describe_attempt_output(judgement: Judgement, lines_per_stream: int = 5) -> str:
+    """What each attempt that did not succeed warned, logged and printed: kept in its record, never on
+    the caller's streams, and shown here where no remedy succeeded (it often names the cause)."""
+    lines: list[str] = []
+    for attempt in judgement.attempts:
+        if attempt.status in (AttemptStatus.OK, AttemptStatus.SKIPPED):
+            continue
+        said = [f"warned: {text}" for text in attempt.warnings]
+        for name, text in (("stderr", attempt.stderr), ("stdout", attempt.stdout)):
+            tail = [line.rstrip() for line in (text or "").splitlines() if line.strip()][-lines_per_stream:]
+            said += [f"{name}: {line[:300]}" for line in tail]
+        if said:
+            lines.append(f"  what the {attempt.remedy} attempt said:")
+            lines += [f"    {line}" for line in said]
+    return "\n".join(lines)
+
+
 @dataclass
 class AliasOutcome:
     status: str
