@@ -66,7 +66,12 @@ def main() -> int:
     folder = resolve(options.case).folder  # assembled now, so no measured run pays for it
     work = Path(tempfile.mkdtemp(prefix="tokcompat-bench-verdicts-"))
     verdicts = work / "verdicts"
-    env = bench_env(TOKCOMPAT_VERDICT_CACHE=str(verdicts))
+    env = bench_env(TOKCOMPAT_VERDICT_CACHE=str(verdicts), PYTHONPYCACHEPREFIX=str(work / "pycache"))
+    # As an installed package runs: from compiled bytecode (written under the work folder, never into the
+    # checkout or site-packages), for both sides alike; one untimed run of each fills it.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for command in ([PYTHON, "-c", BASELINE, str(folder)], [PYTHON, "-c", CLIENT, options.case]):
+        run_timed(command, work, env)
     if not options.no_wait:
         wait_until_quiet()
     times: dict[str, list[float]] = {"baseline": [], "cold": [], "warm": []}

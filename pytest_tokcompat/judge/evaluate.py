@@ -352,7 +352,7 @@ def _judge_with_verdicts(
         judgement = cached.judgement
         judgement.verdict_cache = {"state": "hit", "path": str(cached.path)}
         if keep_tokenizer:
-            judgement.tokenizer = load_here(checkpoint.folder, judgement, aliases)
+            judgement.tokenizer = load_here(checkpoint.folder, judgement, aliases, ids_only=True)
         return judgement
     judgement = judge(
         checkpoint.folder,

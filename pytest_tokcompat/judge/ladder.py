@@ -28,6 +28,7 @@ from pytest_tokcompat.judge.contract_checks import ContractTruth
 from pytest_tokcompat.judge.isolation import isolated_transformers
 from pytest_tokcompat.judge.parity import (
     MATCH,
+    MISMATCH,
     NOT_CHECKED,
     Parity,
     Truth,
@@ -784,11 +785,29 @@ def import_in_background() -> None:
         _IMPORTER.start()
 
 
-def load_here(folder: Path, judgement: Judgement, registry: dict[str, Alias] | None = None) -> Any | None:
+def ids_parity(tokenizer: Any, truth: Truth, texts: list[str]) -> Parity:
+    """The ids dimension alone: every probe text with a ground truth, encoded as the matrix encodes it."""
+    checked = 0
+    for text in texts:
+        expected = truth.ids.get(text)
+        if expected is None:
+            continue
+        actual = list(tokenizer.encode(text, add_special_tokens=False))
+        if actual != expected:
+            return Parity(MISMATCH, checked, truth.source, text, expected, actual, dimension="ids")
+        checked += 1
+    return Parity(MATCH, checked, truth.source)
+
+
+def load_here(
+    folder: Path, judgement: Judgement, registry: dict[str, Alias] | None = None, *, ids_only: bool = False
+) -> Any | None:
     """The verdict's remedy loaded in the caller's process, checked against the same truth once more.
 
     None (and the judgement's parity says why) where it does not load here or gives other results
     here than in the child that judged it: the caller's process may carry a client's monkeypatches.
+    ``ids_only`` (a verdict from the cache on disk, whose every dimension a child checked) checks
+    the ids of every probe text here, not the contract's other dimensions again.
     """
     from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
 
@@ -802,7 +821,10 @@ def load_here(folder: Path, judgement: Judgement, registry: dict[str, Alias] | N
         try:
             tokenizer = load_with(folder, chosen.remedy, alias)
             truth = judgement.truth
-            parity = check_parity(tokenizer, truth, judgement.probe_texts) if truth else None
+            if truth is not None and ids_only:
+                parity = ids_parity(tokenizer, truth, judgement.probe_texts)
+            else:
+                parity = check_parity(tokenizer, truth, judgement.probe_texts) if truth else None
         except Exception as error:
             judgement.parity = Parity(
                 NOT_CHECKED, reason=f"loads in a child process but not in this one: {_error_text(error)}"
