@@ -142,7 +142,7 @@ INVALID = {
     "no id": "cases:\n  - repo: o/n\n    expect: native\n",
     "bad id": "cases:\n  - id: -a b\n    repo: o/n\n    expect: native\n",
     "no repo nor snapshot": "cases:\n  - id: a\n    expect: native\n",
-    "repo without owner": "cases:\n  - id: a\n    repo: name\n    expect: native\n",
+    "repo with two slashes": "cases:\n  - id: a\n    repo: a/b/c\n    expect: native\n",
     "trust not a bool": "cases:\n  - id: a\n    repo: o/n\n    trust_remote_code: 'yes'\n    expect: native\n",
     "texts not strings": "cases:\n  - id: a\n    repo: o/n\n    texts: [1]\n    expect: native\n",
     "revision a number": "cases:\n  - id: a\n    repo: o/n\n    revision: 1234\n    expect: native\n",

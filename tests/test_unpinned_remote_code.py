@@ -12,6 +12,7 @@ import toys
 
 from pytest_tokcompat import cli
 from pytest_tokcompat.api import TokenizerBroken, UnpinnedRemoteCode, load_tokenizer
+from pytest_tokcompat.contract import report_document, schema_problems
 from pytest_tokcompat.errors import NotRunnable
 from pytest_tokcompat.judge.evaluate import FAILED, run_case
 from pytest_tokcompat.matrix.loader import load_matrix
@@ -56,6 +57,12 @@ def test_allowed_explicitly_the_commit_that_ran_is_recorded_and_warned(
         "branch": revision or "main",
         "commit": commit,
     }
+    assert (
+        schema_problems(
+            json.loads(json.dumps(report_document([result.record], None, exit_status=0, complete=True)))
+        )
+        == []
+    )
     assert {(f["repo"], f["revision"]) for f in result.remote_files_ran} == {(REPO, commit)}
     assert any("not pinned" in note and f"{REPO}@{commit}" in note for note in result.notes)
     assert canary.read_text() == "remote code ran"

@@ -15,6 +15,7 @@ import toys
 import pytest_tokcompat.judge.child as child
 import pytest_tokcompat.matrix.aliases as aliases
 from pytest_tokcompat.api import TokenizerBroken, load_tokenizer
+from pytest_tokcompat.contract import report_document, schema_problems
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.judge.verdicts import CACHE_ENV, verdict_cache_dir
@@ -77,6 +78,13 @@ def test_a_hit_judges_nothing_and_still_loads_in_the_callers_process(
     assert cached.from_cache and cached.verdict == judged.verdict == "native"
     assert cached.judgement.attempts[0].status == "ok"
     assert cached.tokenizer is not judged.tokenizer
+    for record in (judged.record, cached.record):  # the fields it adds are part of the report contract
+        assert (
+            schema_problems(
+                json.loads(json.dumps(report_document([record], None, exit_status=0, complete=True)))
+            )
+            == []
+        )
     text = "the quick brown fox 中文"
     assert (
         cached.tokenizer.encode(text, add_special_tokens=False)
