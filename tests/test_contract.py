@@ -125,7 +125,7 @@ def test_every_evaluation_record_is_a_valid_case_record(tmp_path: Path) -> None:
     (unreadable_folder / "config.json").write_text("{")
     unreadable = evaluate(unreadable_folder)
     remote = evaluate(toys.remote_toy(tmp_path / "remote"), trust_remote_code=True)
-    bad = evaluate("no-such-model")
+    bad = evaluate("not a model name")  # cannot be a folder, a case or a hub repo id
     assert (native.failure, unreadable.failure, remote.failure, bad.failure) == (
         None,
         Failure.UNREADABLE,
