@@ -15,16 +15,13 @@ from pathlib import Path
 
 import tiktoken
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pytest_tokcompat.judge.parity import write_golden  # noqa: E402
-from pytest_tokcompat.judge.probes import probe_texts  # noqa: E402
-from pytest_tokcompat.sources.snapshots import SnapshotError, packaged_file  # noqa: E402
-from pytest_tokcompat.sources.tiktoken_bpe import load_ranks  # noqa: E402
+from golden_common import ROOT, VocabularyView, pinned_file, subject, sweep_probes, write_golden
+
+from pytest_tokcompat.sources.tiktoken_bpe import load_ranks
 
 SNAPSHOT = ROOT / "matrix" / "snapshots" / "kimi-k2-instruct"
-OUTPUT = ROOT / "matrix" / "golden" / "kimi-k2-instruct.json"
 NUM_RESERVED_SPECIAL_TOKENS = 256
 KIMI_PAT_STR = "|".join(
     [
@@ -42,12 +39,8 @@ KIMI_PAT_STR = "|".join(
 
 def vocabulary_file() -> tuple[Path, str]:
     """The pinned vocabulary from the snapshot manifest, verified as materialization verifies it."""
-    manifest = SNAPSHOT / "tokcompat-sources.json"
-    spec = json.loads(manifest.read_text(encoding="utf-8"))["files"]["tiktoken.model"]
-    try:
-        return packaged_file("tiktoken.model", spec, manifest), spec["sha256"]
-    except SnapshotError as error:
-        raise SystemExit(str(error)) from None
+    path, spec = pinned_file(SNAPSHOT, "tiktoken.model")
+    return path, spec["sha256"]
 
 
 def main() -> None:
@@ -58,10 +51,15 @@ def main() -> None:
     specials = {
         named.get(i, f"<|reserved_token_{i}|>"): i for i in range(first, first + NUM_RESERVED_SPECIAL_TOKENS)
     }
+    ranks = load_ranks(path)
     encoding = tiktoken.Encoding(
-        "kimi-k2-instruct", pat_str=KIMI_PAT_STR, mergeable_ranks=load_ranks(path), special_tokens=specials
+        "kimi-k2-instruct", pat_str=KIMI_PAT_STR, mergeable_ranks=ranks, special_tokens=specials
     )
-    texts = probe_texts(special_tokens=[named[i] for i in sorted(named)][:4])
+    pieces = {piece.decode("utf-8", "replace"): rank for piece, rank in ranks.items()}
+    view = VocabularyView(first + NUM_RESERVED_SPECIAL_TOKENS, encoding.decode, pieces)
+    folder = subject("kimi-k2-instruct").folder
+    target = subject("kimi-k2-instruct", sweep_probes(folder, view))
+    texts = target.texts
     ids = {text: encoding.encode(text, allowed_special="all") for text in texts}
     decoded = {text: encoding.decode(ids[text]) for text in texts}
     source = (
@@ -78,8 +76,7 @@ def main() -> None:
         "sha256": digest,
         "method": "this script (matrix/tools/record_kimi_golden.py)",
     }
-    write_golden(OUTPUT, "kimi-k2-instruct", ids, decoded, source, implementation)
-    print(f"wrote {len(texts)} texts to {OUTPUT}")
+    write_golden(target, implementation, source, ids, decoded)
 
 
 if __name__ == "__main__":
