@@ -120,12 +120,17 @@ def test_a_repo_id_falls_back_to_a_faithful_snapshot_and_keeps_the_case(cache: P
 
 
 def test_a_node_id_names_a_case_that_a_served_name_shadows(cache: Path) -> None:
-    with pytest.raises(NotReachable) as caught:  # glm-5 is a served name of glm-5-nvfp4 (a stand-in, offline)
-        resolve("glm-5")
-    assert f"pass {bundled_matrix()}::glm-5 for that one" in str(caught.value)
+    served = resolve("glm-5")  # a served name of glm-5-nvfp4 (the hub offline: its snapshot, real data)
+    assert (served.case, served.source) == (BUNDLED.by_id("glm-5-nvfp4"), Source.FALLBACK)
     checkpoint = resolve(f"{bundled_matrix()}::glm-5")
     assert (checkpoint.case, checkpoint.matched_by) == (BUNDLED.by_id("glm-5"), MatchedBy.NODE_ID)
-    assert checkpoint.stand_in and any("stand-in tokenizer data" in note for note in checkpoint.notes)
+    assert checkpoint.source == Source.SNAPSHOT and not checkpoint.stand_in
+
+
+def test_a_stand_in_is_not_handed_out_for_a_repo_id(cache: Path) -> None:
+    with pytest.raises(NotReachable, match="stand-in tokenizer data"):  # Kimi's vocabulary is a stand-in
+        resolve("moonshotai/Kimi-K2-Instruct")
+    assert resolve("kimi-k2-instruct").stand_in  # its case id is the case as the matrix runs it
     with pytest.raises(UnknownName, match="has no case 'nope'"):
         resolve(f"{bundled_matrix()}::nope")
 
