@@ -145,7 +145,7 @@ def test_two_ids_swapped_in_the_assembled_cache_are_found_and_the_entry_rebuilt(
     from pytest_tokcompat.sources.snapshots import sha256_of
 
     snapshot = MATRIX_DIR / "snapshots/deepseek-v3"
-    pin = json.loads((snapshot / "tokcompat-sources.json").read_text())["files"]["tokenizer.json"]["sha256"]
+    pin = json.loads((snapshot / "tokcompat-sources.json").read_text())["derived"]["tokenizer.json"]["sha256"]
     entry = materialize(snapshot, root=tmp_path)
     swap_two_ids(entry / "tokenizer.json")
     assert materialize(snapshot, root=tmp_path) == entry and sha256_of(entry / "tokenizer.json") == pin

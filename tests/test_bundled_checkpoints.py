@@ -373,3 +373,57 @@ def test_glm5_falls_back_offline_to_its_snapshot_and_says_whose_tokenizer_it_is(
     result = load_tokenizer("zai-org/GLM-5")  # the hub cache is empty and the hub offline
     assert (result.source, result.case_id, result.verdict) == (Source.FALLBACK, "glm-5", "native")
     assert any("tokenizer.json is GLM-4.7-Flash's" in note for note in result.notes), result.notes
+
+
+# ---- the added-tokens derivation ---------------------------------------------------------------------
+
+
+def _added_tokens_folder(tmp_path: Path, declared: dict[str, str]) -> Path:
+    """A snapshot whose tokenizer.json (a WordLevel toy, ids 0-2 and added token 3) is completed from the
+    added tokens its tokenizer_config.json declares."""
+    folder = tmp_path / "added"
+    folder.mkdir()
+    document = {
+        "version": "1.0",
+        "added_tokens": [
+            {
+                "id": 3,
+                "content": "<s>",
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+        ],
+        "pre_tokenizer": {"type": "Whitespace"},
+        "model": {"type": "WordLevel", "vocab": {"a": 0, "b": 1, "[UNK]": 2}, "unk_token": "[UNK]"},
+    }
+    (folder / "package.json").write_text(json.dumps(document))
+    config = {
+        "added_tokens_decoder": {key: {"content": value, "special": True} for key, value in declared.items()}
+    }
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    derived = {"tokenizer.json": {"kind": "added-tokens", "from": "package.json"}}
+    (folder / SOURCES_FILE).write_text(json.dumps({"files": {}, "derived": derived}))
+    return folder
+
+
+def test_added_tokens_the_config_declares_are_appended_and_encode_as_tokens(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer
+
+    folder = _added_tokens_folder(tmp_path, {"3": "<s>", "4": "<|audio|>"})
+    assembled = materialize(folder, root=tmp_path / "cache")
+    tokenizer = Tokenizer.from_file(str(assembled / "tokenizer.json"))
+    assert tokenizer.encode("a<|audio|>b", add_special_tokens=False).ids == [0, 4, 1]
+    without = Tokenizer.from_file(str(assembled / "package.json"))
+    assert without.encode("a<|audio|>b", add_special_tokens=False).ids != [0, 4, 1]
+
+
+@pytest.mark.parametrize("declared", [{"4": "<s>"}, {"1": "<|audio|>"}])
+def test_an_added_token_that_clashes_with_the_file_is_refused(
+    tmp_path: Path, declared: dict[str, str]
+) -> None:
+    folder = _added_tokens_folder(tmp_path, declared)
+    with pytest.raises(SnapshotError, match=re.escape("clashes with a token package.json holds")):
+        materialize(folder, root=tmp_path / "cache")
