@@ -125,7 +125,7 @@ def test_an_unreachable_hub_falls_back_to_a_faithful_bundled_snapshot_and_says_s
 
 def test_a_stand_in_snapshot_is_never_handed_out_for_the_real_tokenizer(cache: Path) -> None:
     with pytest.raises(NotReachable, match="stand-in tokenizer data, which would give other ids"):
-        load_tokenizer("kimi-k2-instruct")  # its bundled snapshot has a stand-in vocabulary
+        load_tokenizer("moonshotai/Kimi-K2-Instruct")  # its bundled snapshot has a stand-in vocabulary
 
 
 def test_unreachable_without_a_snapshot_raises_not_reachable(cache: Path) -> None:
