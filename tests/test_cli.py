@@ -186,12 +186,13 @@ def test_bad_input_prints_a_record_too(capsys: pytest.CaptureFixture[str]) -> No
 def test_a_case_that_cannot_be_had_keeps_its_identity_in_the_record(
     cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["check", "glm-5-nvfp4", "--json"]) == 3  # its served name: the hub, never its stand-in
+    # its repo id: the hub (offline, nothing cached), never its stand-in snapshot
+    assert main(["check", "moonshotai/Kimi-K2-Instruct", "--json"]) == 3
     record = json.loads(capsys.readouterr().out)
     assert (record["id"], record["repo"], record["expected"], record["status"]) == (
-        "glm-5-nvfp4",
-        "lukealonso/GLM-5-NVFP4",
-        "native",
+        "kimi-k2-instruct",
+        "moonshotai/Kimi-K2-Instruct",
+        "auto_map",
         "not-checked",
     )
     assert "stand-in tokenizer data" in record["message"]
