@@ -102,17 +102,18 @@ def test_bad_arguments_exit_2() -> None:
 def test_check_judges_a_bundled_case_offline_with_its_golden_ids(
     cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["check", "qwen3-0.6b", "--json"]) == 0
+    # Mistral Nemo's snapshot has only tekken.json: its ground truth is the golden ids mistral-common gave
+    assert main(["check", "mistral-nemo-instruct-2407", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert (record["id"], record["verdict"], record["expected"], record["status"]) == (
-        "qwen3-0.6b",
+        "mistral-nemo-instruct-2407",
         "native",
         "native",
         "passed",
     )
     assert (
         record["parity"]["status"] == "match"
-        and record["parity"]["source"] == "golden ids in qwen3-0.6b.json"
+        and record["parity"]["source"] == "golden ids in mistral-nemo-instruct-2407.json"
     )
     assert (record["source"], record["matched_by"]) == ("snapshot", "id")
 
@@ -138,7 +139,9 @@ def test_check_of_an_assembled_folder_carries_its_cases_golden_ids(
 def test_check_text_adds_a_probe_text_and_without_golden_ids_it_is_not_checked(
     cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["check", "qwen3-0.6b", "--text", "a text no golden file holds", "--json"]) == 3
+    assert (
+        main(["check", "mistral-nemo-instruct-2407", "--text", "a text no golden file holds", "--json"]) == 3
+    )
     record = json.loads(capsys.readouterr().out)
     assert record["verdict"] == "not-checked" and record["parity"]["status"] == "not-checked"
     assert (
