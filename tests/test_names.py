@@ -277,7 +277,10 @@ def test_resolve_json_is_machine_readable(cache: Path, capsys: pytest.CaptureFix
         "glm-5-nvfp4",
         "hub",
     )
-    assert served["stand_in"] is True and served["fallback"] is None, "a stand-in is never a fallback"
+    # GLM-5's snapshot holds real tokenizer files now, so it is the fallback; Kimi's is a stand-in, never one
+    assert served["stand_in"] is False and served["fallback"] == str(BUNDLED.by_id("glm-5-nvfp4").snapshot)
+    code, kimi = describe_json("moonshotai/Kimi-K2-Instruct", None)
+    assert kimi["stand_in"] is True and kimi["fallback"] is None, "a stand-in is never a fallback"
     code, shadowed = describe_json("glm-5", None)
     assert any(f"(or {bundled_matrix()}::glm-5)" in note for note in shadowed["notes"])
     code, real = describe_json("Qwen/Qwen3-0.6B", None)
