@@ -9,7 +9,6 @@ separate, explicit command (``tokcompat golden --replace CASE``) that shows the 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import site
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.judge.parity import Truth, write_golden
+from pytest_tokcompat.sources.snapshots import sha256_of
 
 INSTALL_HINT = "pip install 'pytest-tokcompat[golden]'"
 _TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/=]+ \d+\s*$")
@@ -88,14 +88,6 @@ def write_refusal(path: Path) -> str | None:
 # ---- the independent implementations --------------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _version(distribution: str) -> str:
     try:
         return metadata.version(distribution)
@@ -161,7 +153,7 @@ def _implementation(name: str, distribution: str, path: Path, method: str) -> di
         "name": name,
         "version": _version(distribution),
         "file": path.name,
-        "sha256": _sha256(path),
+        "sha256": sha256_of(path),
         "method": method,
     }
 

@@ -32,7 +32,7 @@ from pytest_tokcompat.contract import judge_identity, probe_set_identity
 from pytest_tokcompat.judge.ladder import REMEDIES, Judgement, truth_from
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.sources.resolve import Checkpoint
-from pytest_tokcompat.sources.snapshots import user_cache_home
+from pytest_tokcompat.sources.snapshots import sha256_of, user_cache_home
 
 CACHE_ENV = "TOKCOMPAT_VERDICT_CACHE"
 FORMAT = 1
@@ -77,14 +77,6 @@ def verdict_cache_dir() -> Path | None:
     return user_cache_home() / "verdicts"
 
 
-def _sha_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def checkpoint_digests(checkpoint: Checkpoint) -> dict[str, str]:
     """sha256 of every file a tokenizer load may read, by relative path.
 
@@ -102,7 +94,7 @@ def checkpoint_digests(checkpoint: Checkpoint) -> dict[str, str]:
             continue
         if path.suffix.lower() in WEIGHT_SUFFIXES or not path.is_file():
             continue
-        found[relative.as_posix()] = _sha_file(path)
+        found[relative.as_posix()] = sha256_of(path)
     return found
 
 
@@ -137,7 +129,7 @@ def key_fields(
         "registry": {name: asdict(alias) for name, alias in sorted(registry.items())},
         "case": case.id if case is not None else None,
         "texts": list(checkpoint.texts),
-        "golden": _sha_file(golden) if golden is not None and golden.is_file() else None,
+        "golden": sha256_of(golden) if golden is not None and golden.is_file() else None,
         "acknowledged": dict(sorted((acknowledged or {}).items())),
     }
 
