@@ -312,21 +312,43 @@ def _judge(
         if known is not None and [result.loader for result in known.loaders] == list(loaders):
             return known  # judged earlier in this run (by its case item or a fixture): once per case
     with cache.active() if cache is not None else nullcontext():
-        judgement = judge(
-            checkpoint.folder,
-            trust_remote_code=checkpoint.trust_remote_code,
-            extra_texts=checkpoint.texts,
-            golden_path=checkpoint.golden_path,
-            registry=registry,
-            record_as=case.id if (record and case is not None) else None,
-            keep_tokenizer=keep_tokenizer,
-            limits=limits,
-            loaders=loaders,
+        judgement = _ladder_for(
+            checkpoint,
+            registry,
+            keep_tokenizer,
+            limits,
             acknowledged=case.acknowledged_for(transformers_version()) if case is not None else None,
+            record_as=case.id if (record and case is not None) else None,
+            loaders=loaders,
         )
     if cache is not None and case is not None:
         cache.remember(case.id, checkpoint.folder, judgement, registry)  # keyed by the registry it ran under
     return judgement
+
+
+def _ladder_for(
+    checkpoint: Checkpoint,
+    registry: dict[str, Alias] | None,
+    keep_tokenizer: bool,
+    limits: Limits,
+    *,
+    acknowledged: dict[str, str] | None,
+    record_as: str | None = None,
+    loaders: Sequence[ClientLoader] = (),
+) -> Judgement:
+    """The ladder on a checkpoint with what the resolver attached (opt-in, texts, golden ids)."""
+    return judge(
+        checkpoint.folder,
+        trust_remote_code=checkpoint.trust_remote_code,
+        extra_texts=checkpoint.texts,
+        golden_path=checkpoint.golden_path,
+        registry=registry,
+        record_as=record_as,
+        keep_tokenizer=keep_tokenizer,
+        limits=limits,
+        loaders=loaders,
+        acknowledged=acknowledged,
+    )
 
 
 def _judge_with_verdicts(
@@ -354,16 +376,7 @@ def _judge_with_verdicts(
         if keep_tokenizer:
             judgement.tokenizer = load_here(checkpoint.folder, judgement, aliases, ids_only=True)
         return judgement
-    judgement = judge(
-        checkpoint.folder,
-        trust_remote_code=checkpoint.trust_remote_code,
-        extra_texts=checkpoint.texts,
-        golden_path=checkpoint.golden_path,
-        registry=aliases,
-        keep_tokenizer=keep_tokenizer,
-        limits=limits,
-        acknowledged=acknowledged,
-    )
+    judgement = _ladder_for(checkpoint, aliases, keep_tokenizer, limits, acknowledged=acknowledged)
     if keep_tokenizer and judgement.tokenizer is None:
         # what this process found (it does not load, or loads otherwise here) is not the verdict
         judgement.verdict_cache = {"state": "not-stored", "path": None}
