@@ -197,26 +197,7 @@ def test_a_case_is_judged_with_its_own_matrix_aliases_outside_pytest(
 ) -> None:
     """`tokcompat check CASE` and `load_tokenizer(CASE, matrix=...)` judge a case as its matrix runs it: with
     the aliases that matrix declares (applied as declared, in the attempt's child process)."""
-    _two_shims(tmp_path)
-    matrix = tmp_path / "models.yaml"
-    matrix.write_text(
-        textwrap.dedent(
-            f"""\
-            aliases:
-              - model_type: {toys.TOY_ALIAS_TYPE}
-                base_config: {GPT2}
-                base_model_type: gpt2
-                upstream_issue: https://example.invalid/borrowing
-              - model_type: {CONFIG_ONLY_TYPE}
-                base_config: {GPT2}
-                upstream_issue: https://example.invalid/config-only
-            cases:
-              - {{id: borrowing, snapshot: borrowing, expect: alias}}
-              - {{id: config-only, snapshot: config-only, expect: alias}}
-            """
-        ),
-        encoding="utf-8",
-    )
+    matrix = _two_shim_matrix(tmp_path)
     assert main(["check", "borrowing", "--matrix", str(matrix), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["verdict"] == "alias" and record["alarms"] == []
@@ -243,6 +224,28 @@ def _two_shims(root: Path) -> None:
         toys.golden_for(probe_texts(), root / "golden", case_id)
 
 
+def _two_shim_matrix(root: Path, *extra_lines: str) -> Path:
+    """The two shims, a matrix declaring their aliases (borrowing and config-only) and a case for each."""
+    _two_shims(root)
+    matrix = root / "models.yaml"
+    lines = [
+        "aliases:",
+        f"  - model_type: {toys.TOY_ALIAS_TYPE}",
+        f"    base_config: {GPT2}",
+        "    base_model_type: gpt2",
+        "    upstream_issue: https://example.invalid/borrowing",
+        f"  - model_type: {CONFIG_ONLY_TYPE}",
+        f"    base_config: {GPT2}",
+        "    upstream_issue: https://example.invalid/config-only",
+        *extra_lines,
+        "cases:",
+        "  - {id: borrowing, snapshot: borrowing, expect: alias}",
+        "  - {id: config-only, snapshot: config-only, expect: alias}",
+    ]
+    matrix.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return matrix
+
+
 def _run(pytester: pytest.Pytester, matrix: Path, *extra: str) -> pytest.RunResult:
     return pytester.runpytest(
         "--tokcompat",
@@ -259,27 +262,7 @@ def test_matrix_aliases_are_judged_as_declared_with_lifecycle_items(
     pytester: pytest.Pytester, xdist: list[str]
 ) -> None:
     root = pytester.path
-    _two_shims(root)
-    matrix = root / "models.yaml"
-    matrix.write_text(
-        textwrap.dedent(
-            f"""\
-            aliases:
-              - model_type: {toys.TOY_ALIAS_TYPE}
-                base_config: {GPT2}
-                base_model_type: gpt2
-                upstream_issue: https://example.invalid/borrowing
-              - model_type: {CONFIG_ONLY_TYPE}
-                base_config: {GPT2}
-                upstream_issue: https://example.invalid/config-only
-            watch: [kimi_k2]
-            cases:
-              - {{id: borrowing, snapshot: borrowing, expect: alias}}
-              - {{id: config-only, snapshot: config-only, expect: alias}}
-            """
-        ),
-        encoding="utf-8",
-    )
+    matrix = _two_shim_matrix(root, "watch: [kimi_k2]")
     result = _run(pytester, matrix, *xdist)
     # borrowing and its alias item pass; the config-only shim is no remedy: its case fails, its alias
     # item says so (state broken); the built-in deepseek_v32 alias has no case here (not checked)
