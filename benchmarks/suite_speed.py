@@ -9,7 +9,8 @@ once after the reps and printed beside the ratio, with the ratio of baseline / (
 * current: this checkout, with its own venv made by uv the same way.
 
 Both venvs get the same third-party versions: the packages of the interpreter running this
-script (``uv pip freeze``) are the constraints of both installs. The baseline suite keeps its
+script (``uv pip freeze``) are the constraints of both installs, byte-compiled at install time
+as pip (and so .ci/run) does. The baseline suite keeps its
 snapshots in the user's cache; here that cache is a temp folder, assembled once before any
 measured run (a developer's cache is warm). The current suite assembles its snapshots into its
 own session tmp dir on every run, by design, and that is measured. Runs alternate (baseline,
@@ -69,7 +70,23 @@ def make_venv(uv: str, checkout: Path, venv: Path, pins: Path) -> Path:
     # --seed: pip in the venv, as in .ci/run's `python3 -m venv` (a test reads pip's default index)
     run([uv, "venv", "-q", "--seed", "--python", sys.executable, str(venv)])
     python = venv / "bin" / "python"
-    run([uv, "pip", "install", "-q", "--python", str(python), "-c", str(pins), "-e", f"{checkout}[test]"])
+    # --compile-bytecode: pip (and so .ci/run) writes every package's .pyc at install time, uv does not;
+    # without them each process that imports transformers compiles ~500 modules again (1-2 s of CPU).
+    run(
+        [
+            uv,
+            "pip",
+            "install",
+            "-q",
+            "--compile-bytecode",
+            "--python",
+            str(python),
+            "-c",
+            str(pins),
+            "-e",
+            f"{checkout}[test]",
+        ]
+    )
     return python
 
 

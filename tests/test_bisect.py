@@ -346,6 +346,7 @@ if sys.argv[1] == "venv":
 """
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(sys.platform == "win32", reason="the fake uv is a POSIX script")
 def test_the_child_check_judges_a_case_with_its_golden_ids(tmp_path: Path, cache: Path) -> None:
     """bisect's child is the real `tokcompat check` (in this environment): qwen3-0.6b is judged with its

@@ -9,11 +9,10 @@ import json
 import re
 import sys
 import zipfile
-from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,6 +21,9 @@ from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.matrix.loader import Case, load_matrix
 from pytest_tokcompat.sources import snapshots
 from pytest_tokcompat.sources.snapshots import SOURCES_FILE, SnapshotError, materialize, packaged_file
+
+if TYPE_CHECKING:
+    from conftest import SessionDirs
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX_DIR = ROOT / "matrix"
@@ -42,13 +44,22 @@ def golden_of(case_id: str) -> dict[str, Any]:
     return json.loads((MATRIX_DIR / "golden" / f"{case_id}.json").read_text(encoding="utf-8"))
 
 
+class AssembledSnapshots(dict[str, Path]):
+    """Each bundled snapshot assembled on first use into the session's snapshot cache (a tmp dir): an
+    xdist worker assembles only the cases its tests ask for, and reuses what another worker or test
+    assembled there (after the cache's own verification of the entry)."""
+
+    def __missing__(self, case_id: str) -> Path:
+        snapshot = CASES[case_id].snapshot
+        assert snapshot is not None, case_id
+        folder = self[case_id] = materialize(snapshot)
+        return folder
+
+
 @pytest.fixture(scope="module")
-def assembled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
-    """Every bundled snapshot assembled once, into this module's own cache (TOKCOMPAT_CACHE points there)."""
-    cache = tmp_path_factory.mktemp("snapshots")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TOKCOMPAT_CACHE", str(cache))
-        yield {case_id: materialize(CASES[case_id].snapshot, root=cache) for case_id in SNAPSHOT_CASES}
+def assembled(session_dirs: SessionDirs) -> AssembledSnapshots:
+    assert snapshots.cache_root() == session_dirs.snapshots  # never the user's cache
+    return AssembledSnapshots()
 
 
 def load_tool(name: str) -> ModuleType:
@@ -93,7 +104,7 @@ def test_the_bundled_matrix_has_at_least_twelve_real_checkpoints() -> None:
 
 @pytest.mark.parametrize("case_id", SNAPSHOT_CASES)
 def test_each_snapshot_assembles_with_every_file_its_manifest_names(
-    assembled: dict[str, Path], case_id: str
+    assembled: AssembledSnapshots, case_id: str
 ) -> None:
     folder = assembled[case_id]
     manifest = manifest_of(case_id)
@@ -161,7 +172,7 @@ def test_golden_files_name_their_implementation_and_version(case_id: str) -> Non
 
 @pytest.mark.parametrize("case_id", GOLDEN_FILES)
 def test_golden_ids_cover_every_probe_text_the_judge_asks_for(
-    assembled: dict[str, Path], case_id: str
+    assembled: AssembledSnapshots, case_id: str
 ) -> None:
     common = load_tool("golden_common")
     target = common.subject(case_id)
@@ -175,14 +186,14 @@ def test_golden_ids_cover_every_probe_text_the_judge_asks_for(
     [("mistral-7b-v0.1", "tokenizer.model"), ("mistral-nemo-instruct-2407", "tekken.json")],
 )
 def test_a_checkpoint_without_tokenizer_json_has_golden_ids_from_its_formats_implementation(
-    assembled: dict[str, Path], case_id: str, fmt: str
+    assembled: AssembledSnapshots, case_id: str, fmt: str
 ) -> None:
     folder = assembled[case_id]
     assert not (folder / "tokenizer.json").exists() and (folder / fmt).is_file()
     assert golden_of(case_id)["implementation"]["name"] == IMPLEMENTATION_OF_FORMAT[fmt]
 
 
-def test_the_sentencepiece_golden_ids_are_sentencepieces(assembled: dict[str, Path]) -> None:
+def test_the_sentencepiece_golden_ids_are_sentencepieces(assembled: AssembledSnapshots) -> None:
     tool = load_tool("record_sentencepiece_golden")
     folder = assembled["mistral-7b-v0.1"]
     truth = tool.SentencePieceTruth(
@@ -198,7 +209,7 @@ def test_the_sentencepiece_golden_ids_are_sentencepieces(assembled: dict[str, Pa
     assert golden["decoded"]["<s>Hello<s> world"] == "<s> Hello<s>  world"
 
 
-def test_the_tekken_golden_ids_are_mistral_commons(assembled: dict[str, Path]) -> None:
+def test_the_tekken_golden_ids_are_mistral_commons(assembled: AssembledSnapshots) -> None:
     from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
     tekkenizer = Tekkenizer.from_file(str(assembled["mistral-nemo-instruct-2407"] / "tekken.json"))
@@ -210,7 +221,7 @@ def test_the_tekken_golden_ids_are_mistral_commons(assembled: dict[str, Path]) -
 
 @pytest.mark.parametrize("case_id", ["llama-3.1-8b-instruct", "qwen3-0.6b"])
 def test_the_judges_tokenizer_json_reference_gives_the_independent_golden_ids(
-    assembled: dict[str, Path], case_id: str
+    assembled: AssembledSnapshots, case_id: str
 ) -> None:
     """Where the judge trusts a tokenizer.json (derived for Llama, real for Qwen3), tiktoken agrees with it on
     every probe the judge asks for, but the ones listed in KNOWN_DIVERGENCES (each with why)."""
@@ -234,7 +245,7 @@ KNOWN_DIVERGENCES: dict[str, dict[str, list[int]]] = {
 }
 
 
-def test_llama_golden_ids_are_tiktokens_over_metas_ranks(assembled: dict[str, Path]) -> None:
+def test_llama_golden_ids_are_tiktokens_over_metas_ranks(assembled: AssembledSnapshots) -> None:
     tool = load_tool("record_llama3_golden")
     folder = assembled["llama-3.1-8b-instruct"]
     encoding = tool.encoding(
@@ -250,7 +261,7 @@ def test_llama_golden_ids_are_tiktokens_over_metas_ranks(assembled: dict[str, Pa
 
 @pytest.mark.parametrize("case_id", ["mistral-7b-v0.1", "mistral-nemo-instruct-2407"])
 def test_a_golden_only_case_is_judged_offline_against_its_golden_ids(
-    assembled: dict[str, Path], case_id: str
+    assembled: AssembledSnapshots, case_id: str
 ) -> None:
     case: Case = CASES[case_id]
     judgement = judge(assembled[case_id], golden_path=case.golden_path)
@@ -365,7 +376,7 @@ def test_the_tools_import_nothing_from_transformers_for_their_ground_truth() -> 
 
 
 def test_glm5_falls_back_offline_to_its_snapshot_and_says_whose_tokenizer_it_is(
-    cache: Path, assembled: dict[str, Path]
+    cache: Path, assembled: AssembledSnapshots
 ) -> None:
     from pytest_tokcompat.api import load_tokenizer
     from pytest_tokcompat.sources.resolve import Source

@@ -257,7 +257,9 @@ def _run(pytester: pytest.Pytester, matrix: Path, *extra: str) -> pytest.RunResu
     )
 
 
-@pytest.mark.parametrize("xdist", [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")])
+@pytest.mark.parametrize(
+    "xdist", [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2", marks=pytest.mark.e2e)]
+)
 def test_matrix_aliases_are_judged_as_declared_with_lifecycle_items(
     pytester: pytest.Pytester, xdist: list[str]
 ) -> None:

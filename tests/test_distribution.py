@@ -10,6 +10,7 @@ import textwrap
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 import toys
 from packaging.requirements import Requirement
 
@@ -112,6 +113,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.e2e
 def test_the_library_works_where_pytest_and_the_bundled_data_are_not_installed(tmp_path: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()

@@ -185,6 +185,7 @@ def test_an_attempt_that_fails_half_way_leaves_no_registration(tmp_path: Path) -
     assert registry_fingerprint() == before
 
 
+@pytest.mark.e2e
 def test_a_dying_worker_leaves_the_other_records_and_its_case_not_checked(pytester: pytest.Pytester) -> None:
     for name in ("first", "victim", "third"):
         toys.native_toy(pytester.path / name)

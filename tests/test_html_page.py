@@ -225,6 +225,7 @@ def _chromium(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.e2e
 def test_the_page_renders_in_a_headless_browser(grid: Grid, tmp_path: Path) -> None:
     page_path = tmp_path / "grid.html"
     page_path.write_text(render_html(grid), encoding="utf-8")
@@ -246,6 +247,7 @@ def test_the_page_renders_in_a_headless_browser(grid: Grid, tmp_path: Path) -> N
     assert "Upstream registry events" in dom.text and "Alarms (2)" in dom.text
 
 
+@pytest.mark.e2e
 def test_an_open_cell_shows_its_details_in_the_browser(grid: Grid, tmp_path: Path) -> None:
     """Clicking a cell opens its disclosure: rendered open, the details take room on the screenshot."""
     closed_page = render_html(grid)

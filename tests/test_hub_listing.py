@@ -153,6 +153,7 @@ def local_hub() -> Iterator[str]:
         thread.join()
 
 
+@pytest.mark.e2e
 def test_online_the_file_list_is_asked_of_the_hub_and_kept(
     local_hub: str, cache: Path, tmp_path: Path
 ) -> None:

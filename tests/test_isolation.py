@@ -123,6 +123,7 @@ def test_process_state_set_by_remote_code_is_gone_for_the_next_attempt(
 # ---- exits and exceptions ------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_os_exit_at_import_cannot_end_the_run_green(pytester: pytest.Pytester) -> None:
     root = pytester.path
     toys.hostile_remote_toy(root / "exits", "import os\nos._exit(0)\n")
@@ -223,6 +224,7 @@ def test_remote_code_that_hangs_is_killed_at_the_limit(tmp_path: Path, prelude: 
 # ---- threads, floods, memory -----------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_a_non_daemon_thread_does_not_keep_the_run_alive(tmp_path: Path) -> None:
     prelude = "import threading, time\nthreading.Thread(target=time.sleep, args=(3600,)).start()\n"
     folder = toys.hostile_remote_toy(tmp_path / "thread", prelude)
@@ -231,6 +233,7 @@ def test_a_non_daemon_thread_does_not_keep_the_run_alive(tmp_path: Path) -> None
     assert json.loads(done.stdout)["verdict"] == "auto_map"
 
 
+@pytest.mark.e2e
 def test_twenty_megabytes_of_output_leave_the_json_parseable_and_a_bounded_excerpt(tmp_path: Path) -> None:
     prelude = "import sys\nsys.stdout.write('x' * (20 * 1024 * 1024) + 'END')\nsys.stdout.flush()\n"
     folder = toys.hostile_remote_toy(tmp_path / "flood", prelude)

@@ -190,6 +190,7 @@ def test_an_unknown_name_lists_what_was_tried(cache: Path, local_hub: hubserver.
         resolve("nobody-knows")
 
 
+@pytest.mark.e2e
 def test_a_name_the_hub_does_not_have_is_an_unknown_name(
     tmp_path: Path, local_hub: hubserver.LocalHub
 ) -> None:

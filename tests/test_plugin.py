@@ -16,7 +16,7 @@ from pytest_tokcompat.judge.probes import probe_texts
 
 pytest_plugins = ["pytester"]
 
-XDIST_MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2")]
+XDIST_MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2", marks=pytest.mark.e2e)]
 
 
 def write_matrix(root: Path, body: str) -> Path:
@@ -307,6 +307,7 @@ def test_user_fixtures_are_parametrized_over_the_matrix(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(["*test_hello_is_two_tokens[[]native[]] PASSED*", "*[[]alias[]] PASSED*"])
 
 
+@pytest.mark.e2e
 def test_without_the_flag_nothing_is_added_and_transformers_is_not_imported(
     pytester: pytest.Pytester,
 ) -> None:
@@ -324,6 +325,7 @@ def test_without_the_flag_nothing_is_added_and_transformers_is_not_imported(
     assert "tokcompat: matrix" not in result.stdout.str()
 
 
+@pytest.mark.e2e
 def test_collect_only_imports_neither_transformers_nor_tokenizers(pytester: pytest.Pytester) -> None:
     toys.native_toy(pytester.path / "native")
     matrix = write_matrix(pytester.path, "  - {id: native, snapshot: native, expect: native}\n")
@@ -599,6 +601,7 @@ def test_an_interrupted_or_broken_whole_run_is_incomplete_but_not_a_partial_sele
 # --- the fixtures and the time limit ------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_tokcompat_tokenizer_judges_each_case_once_per_run(pytester: pytest.Pytester) -> None:
     toys.native_toy(pytester.path / "native")
     matrix = write_matrix(pytester.path, "  - {id: native, snapshot: native, expect: native}\n")

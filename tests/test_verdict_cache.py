@@ -41,6 +41,7 @@ def verdicts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.mark.e2e
 def test_a_second_process_takes_the_verdict_from_the_cache(tmp_path: Path, verdicts: Path) -> None:
     folder = toys.native_toy(tmp_path / "native")
     runs = []
