@@ -18,7 +18,13 @@ from pytest_tokcompat.api import TokenizerBroken, load_tokenizer
 from pytest_tokcompat.contract import report_document, schema_problems
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
-from pytest_tokcompat.judge.verdicts import CACHE_ENV, verdict_cache_dir
+from pytest_tokcompat.judge.verdicts import (
+    CACHE_ENV,
+    MAX_MB_ENV,
+    VerdictCache,
+    max_cache_bytes,
+    verdict_cache_dir,
+)
 
 LOAD = """
 import json, sys
@@ -225,3 +231,63 @@ def test_a_broken_checkpoint_is_not_kept(tmp_path: Path, verdicts: Path) -> None
         with pytest.raises(TokenizerBroken):
             load_tokenizer(folder)
     assert entries(verdicts) == []
+
+
+# ---- its size --------------------------------------------------------------------------------------------
+
+
+def _entry(root: Path, name: str, size: int, mtime: float) -> Path:
+    path = root / name[:2] / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * size)
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_pruning_removes_the_least_recently_used_entries_until_the_cache_fits(tmp_path: Path) -> None:
+    root = tmp_path / "verdicts"
+    oldest, older, newer, newest = (
+        _entry(root, name, 1000, when) for name, when in (("aa1", 1), ("ab2", 2), ("aa3", 3), ("ac4", 4))
+    )
+    cache = VerdictCache(root, max_bytes=2500)
+    assert cache.prune(keep=oldest) == [older, newer]  # the entry just written stays, however old
+    assert entries(root) == sorted([oldest, newest])
+    assert VerdictCache(root, max_bytes=0).prune() == [oldest, newest]
+
+
+def test_a_write_prunes_and_a_hit_counts_as_a_use(
+    tmp_path: Path, verdicts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = toys.native_toy(tmp_path / "first"), toys.native_toy(tmp_path / "second")
+    (second / "README.md").write_text("another checkpoint, another key\n")
+
+    def entry_of(folder: Path) -> Path:
+        (found,) = (
+            p
+            for p in entries(verdicts)
+            if ("README.md" in json.loads(p.read_text())["fields"]["files"]) == (folder == second)
+        )
+        return found
+
+    load_tokenizer(first)
+    load_tokenizer(second)
+    first_entry, second_entry = entry_of(first), entry_of(second)
+    for path in (first_entry, second_entry):
+        os.utime(path, (1, 1))  # both long unused
+    assert load_tokenizer(first).from_cache  # a hit: the first entry is used now
+    assert first_entry.stat().st_mtime > 1
+    assert VerdictCache(verdicts, max_bytes=first_entry.stat().st_size).prune() == [second_entry]
+    assert entries(verdicts) == [first_entry]
+    monkeypatch.setenv(MAX_MB_ENV, "0")  # room for nothing but the entry a write just made
+    assert not load_tokenizer(second).from_cache
+    assert entries(verdicts) == [second_entry]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [("", 256), ("1.5", 1.5), ("0", 0), ("-3", 256), ("lots", 256)]
+)
+def test_the_size_limit_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: float
+) -> None:
+    monkeypatch.setenv(MAX_MB_ENV, value)
+    assert max_cache_bytes() == int(expected * 1024 * 1024)

@@ -13,10 +13,15 @@ that another format or key wrote, is ignored and rewritten, never trusted.
 Where: ``$TOKCOMPAT_VERDICT_CACHE`` (a folder; ``off`` or ``0`` switches the cache off), else
 ``$TOKCOMPAT_CACHE/verdicts``, else ``$XDG_CACHE_HOME/pytest-tokcompat/verdicts`` (by default
 ``~/.cache/pytest-tokcompat/verdicts``).
+
+How big: every new transformers release or judge version makes new keys, so the old entries would
+pile up for ever. After each write the cache is pruned to ``$TOKCOMPAT_VERDICT_CACHE_MAX_MB``
+(default 256 MB), least recently used first: a hit touches its entry.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -35,6 +40,8 @@ from pytest_tokcompat.sources.resolve import Checkpoint
 from pytest_tokcompat.sources.snapshots import sha256_of, user_cache_home
 
 CACHE_ENV = "TOKCOMPAT_VERDICT_CACHE"
+MAX_MB_ENV = "TOKCOMPAT_VERDICT_CACHE_MAX_MB"
+DEFAULT_MAX_MB = 256.0
 FORMAT = 1
 """The entry format; an entry of another format is ignored and rewritten."""
 _OFF = {"0", "off", "false", "no", "none"}
@@ -147,11 +154,24 @@ class Cached:
     path: Path
 
 
-class VerdictCache:
-    """Verdicts by key: ``<root>/<key[:2]>/<key>.json``."""
+def max_cache_bytes() -> int:
+    """The size the cache is pruned to, from ``$TOKCOMPAT_VERDICT_CACHE_MAX_MB`` (a bad value: the default)."""
+    raw = os.environ.get(MAX_MB_ENV, "").strip()
+    try:
+        megabytes = float(raw) if raw else DEFAULT_MAX_MB
+    except ValueError:
+        megabytes = DEFAULT_MAX_MB
+    if not megabytes >= 0:  # NaN or negative
+        megabytes = DEFAULT_MAX_MB
+    return int(megabytes * 1024 * 1024)
 
-    def __init__(self, root: Path) -> None:
+
+class VerdictCache:
+    """Verdicts by key: ``<root>/<key[:2]>/<key>.json``, at most ``max_bytes`` of them."""
+
+    def __init__(self, root: Path, max_bytes: int | None = None) -> None:
         self.root = root
+        self.max_bytes = max_cache_bytes() if max_bytes is None else max_bytes
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -176,6 +196,8 @@ class VerdictCache:
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None  # unreadable, corrupt or foreign: judged again and rewritten
         judgement.truth, judgement.probe_texts = truth, list(texts)
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: pruned last
         return Cached(judgement, path)
 
     def put(self, key: str, fields: dict[str, Any], judgement: Judgement) -> Path | None:
@@ -204,7 +226,34 @@ class VerdictCache:
                 raise
         except OSError:
             return None  # a read-only or full cache costs the next process a judgement, nothing more
+        self.prune(keep=path)
         return path
+
+    def prune(self, keep: Path | None = None) -> list[Path]:
+        """Remove the least recently used entries until the cache fits its size; ``keep`` stays.
+
+        Another process may prune at the same time: an entry already gone is skipped."""
+        found: list[tuple[float, int, Path]] = []
+        for path in self.root.glob("*/*.json"):
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            found.append((stat.st_mtime, stat.st_size, path))
+        total = sum(size for _, size, _ in found)
+        removed: list[Path] = []
+        for _, size, path in sorted(found, key=lambda item: item[0]):
+            if total <= self.max_bytes:
+                break
+            if keep is not None and path == keep:
+                continue
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            total -= size
+            removed.append(path)
+        return removed
 
 
 def storable(judgement: Judgement) -> bool:
