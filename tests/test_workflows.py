@@ -180,6 +180,7 @@ def test_pr_workflow() -> None:
     assert "python -m pytest -n 2 -q -m e2e" in text, "pull requests run the end-to-end tests too"
     assert "tox -m grid -p auto" in text
     assert "lint-imports" in text, "the layers contract is checked on every pull request"
+    assert "\nmypy\n" in f"\n{text}\n", "the package's types are checked on every pull request"
 
 
 def test_ci_runs_the_readme_test_command_the_full_hypothesis_profile_and_the_layers_contract() -> None:
@@ -194,6 +195,7 @@ def test_ci_runs_the_readme_test_command_the_full_hypothesis_profile_and_the_lay
     assert f"\n{command}\n" in run, "the README's command, verbatim"
     assert "export HYPOTHESIS_PROFILE=ci" in run
     assert "lint-imports" in run
+    assert "\nmypy\n" in run, "the package's types are checked ([tool.mypy])"
 
 
 def test_the_merged_grid_is_not_written_among_the_per_release_reports() -> None:

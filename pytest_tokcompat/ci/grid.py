@@ -209,7 +209,8 @@ def _details(record: Mapping[str, Any]) -> dict[str, Any]:
             for a in attempts
         ]
     for attempt in attempts:
-        parity = attempt.get("parity") if isinstance(attempt.get("parity"), Mapping) else {}
+        found = attempt.get("parity")
+        parity: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         if attempt.get("status") == AttemptStatus.DRIFT:
             drift: dict[str, Any] = {"remedy": attempt.get("remedy")}
             for key, name in (

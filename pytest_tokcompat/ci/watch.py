@@ -170,7 +170,7 @@ def _list_events(
                 other[verb].append(entry)
                 continue
             change = f"checkpoint pattern {entry!r} {where} (matches {', '.join(repos)})"
-            model_types = [
+            model_types: list[str | None] = [
                 m for m in dict.fromkeys(checkpoints[repo] for repo in repos) if isinstance(m, str)
             ]
             for model_type in model_types or [None]:

@@ -13,6 +13,7 @@ import json
 import re
 import site
 import sysconfig
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -54,7 +55,12 @@ class Recording:
 
 def _installed_roots() -> list[Path]:
     roots: list[str] = []
-    for getter in (site.getsitepackages, lambda: [site.getusersitepackages()]):
+
+    def user_site() -> list[str]:
+        return [site.getusersitepackages()]
+
+    getters: tuple[Callable[[], list[str]], ...] = (site.getsitepackages, user_site)
+    for getter in getters:
         try:
             roots.extend(getter())
         except (AttributeError, TypeError):

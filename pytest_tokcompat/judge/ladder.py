@@ -821,6 +821,7 @@ def load_here(
         try:
             tokenizer = load_with(folder, chosen.remedy, alias)
             truth = judgement.truth
+            parity: Parity | None
             if truth is not None and ids_only:
                 parity = ids_parity(tokenizer, truth, judgement.probe_texts)
             else:

@@ -30,7 +30,7 @@ def register_alias(alias: Alias) -> type:
     from transformers import AutoConfig
     from transformers.models.auto import configuration_auto, tokenization_auto
 
-    if alias.model_type in configuration_auto.CONFIG_MAPPING_NAMES:
+    if alias.model_type in configuration_auto.CONFIG_MAPPING_NAMES:  # type: ignore[attr-defined]
         raise ValueError(
             f"transformers already registers {alias.model_type!r} natively; an alias never replaces it"
         )

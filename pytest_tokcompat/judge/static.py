@@ -82,7 +82,7 @@ def _auto_map_modules(auto_map: Any) -> set[str]:
 
 
 def static_view(folder: Path, registry: dict[str, Alias] | None = None) -> StaticView:
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES  # type: ignore[attr-defined]
 
     # A tokenizer-only checkpoint (no config.json) is what clients load too: AutoTokenizer reads
     # tokenizer_config.json alone there, so it is judged, with no model_type.

@@ -359,7 +359,7 @@ class _CountingLoader(yaml.SafeLoader):  # type: ignore[misc,unused-ignore]  # u
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         self.composed += 1
         if self.composed > MAX_NODES:
-            raise _NodeLimit(self.peek_event().start_mark.line + 1)
+            raise _NodeLimit(self.peek_event().start_mark.line + 1)  # type: ignore[no-untyped-call]
         node: yaml.Node | None = super().compose_node(parent, index)
         return node
 
@@ -379,7 +379,8 @@ def _count_nodes_fast(text: str) -> int | None:
             if isinstance(event, node_events):
                 counted += 1
                 if counted > MAX_NODES:
-                    return int(event.start_mark.line) + 1
+                    mark = event.start_mark
+                    return int(mark.line) + 1 if mark is not None else 1
     except Exception:  # only a shortcut: whatever libyaml objects to, the composer reports properly
         return None
     return None
@@ -388,9 +389,11 @@ def _count_nodes_fast(text: str) -> int | None:
 def _compose(text: str) -> list[yaml.Node]:
     loader = _CountingLoader(text)
     try:
-        documents = []
+        documents: list[yaml.Node] = []
         while loader.check_node():
-            documents.append(loader.get_node())
+            node = loader.get_node()
+            if node is not None:
+                documents.append(node)
         return documents
     finally:
         loader.dispose()
@@ -622,6 +625,8 @@ def _read_aliases(reader: _Reader, root: yaml.Node) -> tuple[Alias, ...]:
             reader.problem(at, None, label + what, fix)
         line = entry.start_mark.line + 1
         if problems:
+            continue
+        if not isinstance(name, str):  # alias_problems reported it
             continue
         if name in seen:
             reader.problem(

