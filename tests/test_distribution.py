@@ -188,7 +188,9 @@ def _python_310(uv: str) -> str | None:
 def test_the_client_installs_and_judges_on_python_3_10(tmp_path: Path) -> None:
     """A client on Python 3.10 (vLLM, SGLang and aiperf support it) installs the library with its
     `[bundled]` extra from this checkout and judges a checkpoint; the bundled data is not there, and says why."""
-    uv = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+    from pytest_tokcompat.ci.install import uv_binary
+
+    uv = uv_binary()
     python310 = _python_310(uv)
     if python310 is None:
         pytest.skip(
