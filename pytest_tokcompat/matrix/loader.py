@@ -626,8 +626,7 @@ def _read_aliases(reader: _Reader, root: yaml.Node) -> tuple[Alias, ...]:
         line = entry.start_mark.line + 1
         if problems:
             continue
-        if not isinstance(name, str):  # alias_problems reported it
-            continue
+        assert isinstance(name, str)  # alias_problems refuses an entry whose model_type is not a string
         if name in seen:
             reader.problem(
                 entry, None, f"{label}declared twice (first at line {seen[name]})", "keep one declaration"
