@@ -96,19 +96,32 @@ SESSION, SESSION_OWNER = _session_dirs()
 if SESSION_OWNER and "huggingface_hub" in sys.modules:  # it has read the user's HF_HOME already
     raise RuntimeError("huggingface_hub was imported before tests/conftest.py set the session's HF_HOME")
 
-# pytester's in-process runs drop the modules a run imported; Rust extension modules
-# (tokenizers, tiktoken) cannot be imported twice in one process, so import them once here.
-import tiktoken  # noqa: E402, F401
-import tokenizers  # noqa: E402, F401
-import transformers  # noqa: E402
-from transformers import AutoTokenizer  # noqa: E402, F401
-from transformers.models.auto import tokenization_auto  # noqa: E402, F401
 
-# The judge's fork server belongs to the module that started it; imported here, pytester's in-process
-# runs share one server instead of each starting (and importing transformers in) another.
-import pytest_tokcompat.judge.child  # noqa: E402, F401
+def _import_the_engine_once() -> None:
+    """Import what the tests' runs use, once, in every process that runs tests.
 
-transformers.logging.set_verbosity_error()
+    pytester's in-process runs drop the modules a run imported; Rust extension modules (tokenizers,
+    tiktoken) cannot be imported twice in one process, so they are imported here, before any test.
+    The judge's fork server belongs to the module that started it; imported here, pytester's
+    in-process runs share one server instead of each starting (and importing transformers in) another.
+    """
+    import tiktoken  # noqa: F401
+    import tokenizers  # noqa: F401
+    import transformers
+    from transformers import AutoTokenizer  # noqa: F401
+    from transformers.models.auto import tokenization_auto  # noqa: F401
+
+    import pytest_tokcompat.judge.child  # noqa: F401
+
+    transformers.logging.set_verbosity_error()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # An xdist controller runs no test: it skips these imports (two seconds before any worker starts).
+    controller = config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput")
+    if not controller:
+        _import_the_engine_once()
+
 
 # A developer's run explores a little; CI (HYPOTHESIS_PROFILE=ci, set by .ci/run) the full count.
 # No example database: a failure prints its example and a @reproduce_failure blob; what else

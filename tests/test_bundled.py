@@ -84,6 +84,7 @@ def test_every_front_end_gives_the_same_verdict_and_parity_for_every_bundled_cas
         assert records["pytest"]["verdict"] == case.expected_for(records["pytest"]["transformers_version"])
 
 
+@pytest.mark.e2e
 def test_qwen3_golden_ids_are_tiktokens_over_the_real_vocabulary() -> None:
     import tiktoken
 
@@ -120,6 +121,7 @@ def test_a_missing_package_says_what_to_install(tmp_path: Path) -> None:
         materialize(folder, root=tmp_path / "cache")
 
 
+@pytest.mark.e2e
 def test_materialized_snapshots_are_complete_and_reused(tmp_path: Path) -> None:
     first = materialize(MATRIX_DIR / "snapshots/qwen3-0.6b", root=tmp_path)
     assert {"config.json", "tokenizer_config.json", "vocab.json", "merges.txt"} <= {
@@ -141,6 +143,7 @@ def swap_two_ids(path: Path) -> None:
     path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
 
 
+@pytest.mark.e2e
 def test_two_ids_swapped_in_the_assembled_cache_are_found_and_the_entry_rebuilt(tmp_path: Path) -> None:
     from pytest_tokcompat.sources.snapshots import sha256_of
 
@@ -159,6 +162,7 @@ def test_two_ids_swapped_in_the_assembled_cache_are_found_and_the_entry_rebuilt(
     assert assemble(snapshot, root=tmp_path).rebuilt is None  # verified, nothing to rebuild
 
 
+@pytest.mark.e2e
 def test_check_reports_the_rebuilt_entry_and_judges_the_real_ids(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -172,6 +176,7 @@ def test_check_reports_the_rebuilt_entry_and_judges_the_real_ids(
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("snapshot_name", "damage"),
     [

@@ -102,6 +102,7 @@ def test_the_bundled_matrix_has_at_least_twelve_real_checkpoints() -> None:
     assert families <= set(real)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case_id", SNAPSHOT_CASES)
 def test_each_snapshot_assembles_with_every_file_its_manifest_names(
     assembled: AssembledSnapshots, case_id: str
@@ -170,6 +171,7 @@ def test_golden_files_name_their_implementation_and_version(case_id: str) -> Non
     assert golden["case"] == case_id and set(golden["ids"]) == set(golden["decoded"])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case_id", GOLDEN_FILES)
 def test_golden_ids_cover_every_probe_text_the_judge_asks_for(
     assembled: AssembledSnapshots, case_id: str
@@ -193,6 +195,7 @@ def test_a_checkpoint_without_tokenizer_json_has_golden_ids_from_its_formats_imp
     assert golden_of(case_id)["implementation"]["name"] == IMPLEMENTATION_OF_FORMAT[fmt]
 
 
+@pytest.mark.e2e
 def test_the_sentencepiece_golden_ids_are_sentencepieces(assembled: AssembledSnapshots) -> None:
     tool = load_tool("record_sentencepiece_golden")
     folder = assembled["mistral-7b-v0.1"]
@@ -209,6 +212,7 @@ def test_the_sentencepiece_golden_ids_are_sentencepieces(assembled: AssembledSna
     assert golden["decoded"]["<s>Hello<s> world"] == "<s> Hello<s>  world"
 
 
+@pytest.mark.e2e
 def test_the_tekken_golden_ids_are_mistral_commons(assembled: AssembledSnapshots) -> None:
     from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
@@ -219,6 +223,7 @@ def test_the_tekken_golden_ids_are_mistral_commons(assembled: AssembledSnapshots
         assert tekkenizer.decode(ids) == golden["decoded"][text], text
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case_id", ["llama-3.1-8b-instruct", "qwen3-0.6b"])
 def test_the_judges_tokenizer_json_reference_gives_the_independent_golden_ids(
     assembled: AssembledSnapshots, case_id: str
@@ -245,6 +250,7 @@ KNOWN_DIVERGENCES: dict[str, dict[str, list[int]]] = {
 }
 
 
+@pytest.mark.e2e
 def test_llama_golden_ids_are_tiktokens_over_metas_ranks(assembled: AssembledSnapshots) -> None:
     tool = load_tool("record_llama3_golden")
     folder = assembled["llama-3.1-8b-instruct"]
@@ -259,6 +265,7 @@ def test_llama_golden_ids_are_tiktokens_over_metas_ranks(assembled: AssembledSna
     assert reference_tokenizer(folder).encode("Hello world").ids == [128000, 9906, 1917]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case_id", ["mistral-7b-v0.1", "mistral-nemo-instruct-2407"])
 def test_a_golden_only_case_is_judged_offline_against_its_golden_ids(
     assembled: AssembledSnapshots, case_id: str
@@ -375,6 +382,7 @@ def test_the_tools_import_nothing_from_transformers_for_their_ground_truth() -> 
         assert "transformers" not in imports, path.name
 
 
+@pytest.mark.e2e
 def test_glm5_falls_back_offline_to_its_snapshot_and_says_whose_tokenizer_it_is(
     cache: Path, assembled: AssembledSnapshots
 ) -> None:

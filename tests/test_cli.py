@@ -99,6 +99,7 @@ def test_bad_arguments_exit_2() -> None:
 # ---- one resolver, one evaluator: names, cases and exit statuses ------------------------------------------
 
 
+@pytest.mark.e2e
 def test_check_judges_a_bundled_case_offline_with_its_golden_ids(
     cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -118,6 +119,7 @@ def test_check_judges_a_bundled_case_offline_with_its_golden_ids(
     assert (record["source"], record["matched_by"]) == ("snapshot", "id")
 
 
+@pytest.mark.e2e
 def test_check_of_an_assembled_folder_carries_its_cases_golden_ids(
     cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -136,6 +138,7 @@ def test_check_of_an_assembled_folder_carries_its_cases_golden_ids(
     assert record["parity"]["status"] == "match"
 
 
+@pytest.mark.e2e
 def test_check_text_adds_a_probe_text_and_without_golden_ids_it_is_not_checked(
     cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -52,6 +52,7 @@ def _loaders(report: dict[str, Any]) -> tuple[str, dict[str, dict[str, Any]]]:
     return record["verdict"], {result["name"]: result for result in record["loaders"]}
 
 
+@pytest.mark.e2e
 def test_config_only_alias_drifts_where_the_verdict_is_alias_and_keeps_parity_where_native(
     client: pytest.Pytester,
 ) -> None:
@@ -93,6 +94,7 @@ def test_config_only_alias_drifts_where_the_verdict_is_alias_and_keeps_parity_wh
     assert grid.exit_status() == EXIT_CLEAN
 
 
+@pytest.mark.e2e
 def test_the_loader_runs_isolated_its_registrations_stay_in_its_child(client: pytest.Pytester) -> None:
     """The conftest checks transformers' registries; here the in-process pytester run shares them."""
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
@@ -105,6 +107,7 @@ def test_the_loader_runs_isolated_its_registrations_stay_in_its_child(client: py
     assert sorted(CONFIG_MAPPING._extra_content) == before
 
 
+@pytest.mark.e2e
 def test_matrix_key_and_ini_option_declare_loaders_and_failures_are_records(client: pytest.Pytester) -> None:
     matrix = _matrix(
         client.path,
@@ -245,6 +248,7 @@ def pytest_tokcompat_loaders(config):
 """
 
 
+@pytest.mark.e2e
 def test_the_hook_declares_loaders_after_the_matrix_and_before_the_options(client: pytest.Pytester) -> None:
     client.makeconftest(HOOK_CONFTEST)
     client.makepyfile(

@@ -341,6 +341,7 @@ SHIM_MEASURED = {
 }
 
 
+@pytest.mark.e2e
 def test_the_grid_tells_a_client_whether_its_config_only_shim_gives_right_ids(
     pytester: pytest.Pytester,
 ) -> None:

@@ -363,11 +363,11 @@ def test_alarms_first_release_and_all_releases(tmp_path: Path) -> None:
 
 
 def test_markdown_fits_the_job_summary() -> None:
-    versions = [f"5.{minor}.0" for minor in range(13)]
+    versions = ["5.0.0", "5.1.0"]
+    long_name = "-with-a-long-name-é" * 20  # two-byte characters, so the cut can fall inside one
     documents = {
         f"{v}.json": report(
-            v,
-            [case(f"case-{index:05d}-with-a-long-name", v, "alias", "native") for index in range(2500)],
+            v, [case(f"case-{index:05d}{long_name}", v, "alias", "native") for index in range(1000)]
         )
         for v in versions
     }

@@ -117,6 +117,7 @@ def test_pytest_tokcompat_on_a_matrix_of_hub_ids_passes(pytester: pytest.Pyteste
     assert cases["deepseek-v3.2-exp"]["remote_files_ran"] == []
 
 
+@pytest.mark.e2e
 def test_cli_check_of_a_hub_id_uses_the_cache(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
     assert cli.main(["check", DEEPSEEK]) == 0
@@ -310,6 +311,7 @@ def served_bundled(local_hub: hubserver.LocalHub, case_id: str, **options: Any) 
     return case.repo, local_hub.add(case.repo, files, **options)
 
 
+@pytest.mark.e2e
 def test_a_repo_is_fetched_with_only_its_tokenizer_files_then_resolves_offline(
     cache: Path, local_hub: hubserver.LocalHub
 ) -> None:
@@ -334,6 +336,7 @@ def test_a_repo_is_fetched_with_only_its_tokenizer_files_then_resolves_offline(
     assert hub.resolve_repo(repo, None) == folder  # and this process, offline, finds it by its ref
 
 
+@pytest.mark.e2e
 def test_remote_code_is_fetched_only_at_a_commit_and_only_what_auto_map_names(
     cache: Path, local_hub: hubserver.LocalHub
 ) -> None:
@@ -354,6 +357,7 @@ def test_remote_code_is_fetched_only_at_a_commit_and_only_what_auto_map_names(
     assert all(commit in r.path for r in local_hub.asked_about(repo)), "the branch was never asked for"
 
 
+@pytest.mark.e2e
 def test_a_gated_repo_says_whether_hf_token_is_missing_or_lacks_access(
     cache: Path, local_hub: hubserver.LocalHub
 ) -> None:
@@ -372,6 +376,7 @@ def test_a_gated_repo_says_whether_hf_token_is_missing_or_lacks_access(
     assert tokens == {None, "hf_other", "hf_granted"}
 
 
+@pytest.mark.e2e
 def test_a_revision_or_repo_the_hub_does_not_have(cache: Path, local_hub: hubserver.LocalHub) -> None:
     repo, _ = served_bundled(local_hub, "deepseek-v3.2-exp")
     no_revision, no_repo = hubserver.resolve_online(
@@ -386,6 +391,7 @@ def test_a_revision_or_repo_the_hub_does_not_have(cache: Path, local_hub: hubser
     )
 
 
+@pytest.mark.e2e
 def test_when_the_hub_refuses_or_is_down_the_cached_snapshot_is_used(
     cache: Path, local_hub: hubserver.LocalHub
 ) -> None:

@@ -258,6 +258,7 @@ def test_an_attempt_over_the_memory_cap_is_not_judged_broken(
     assert judgement.verdict == Verdict.NOT_CHECKED
 
 
+@pytest.mark.e2e  # spawn: every attempt a fresh interpreter that imports transformers
 def test_spawn_mode_where_fork_is_missing_gives_the_same_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

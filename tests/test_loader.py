@@ -62,6 +62,7 @@ def test_native_folder_unpacks_to_tokenizer_and_verdict(tmp_path: Path) -> None:
     assert pytest_tokcompat.load_tokenizer is load_tokenizer  # the package's lazy export
 
 
+@pytest.mark.e2e
 def test_native_from_the_hub_cache_matches_the_matrix_ground_truth(cache: Path) -> None:
     repo, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
     result = load_tokenizer(repo)
@@ -100,6 +101,7 @@ def test_alias_applies_only_the_needed_remedy_and_leaves_no_registration(
     assert native.judgement.attempts[0].status == "load-error"
 
 
+@pytest.mark.e2e
 def test_a_served_name_loads_its_repo(cache: Path) -> None:
     repo, _ = hubcache.add_bundled(cache, "glm-5-nvfp4")
     result = load_tokenizer("glm-5")
@@ -113,6 +115,7 @@ def test_a_served_name_loads_its_repo(cache: Path) -> None:
     assert any("also the id of case 'glm-5'" in note for note in result.notes)
 
 
+@pytest.mark.e2e
 def test_an_unreachable_hub_falls_back_to_a_faithful_bundled_snapshot_and_says_so(cache: Path) -> None:
     result = load_tokenizer("deepseek-ai/DeepSeek-V3.2-Exp")  # the cache is empty and the hub is offline
     assert (result.source, result.repo) == (FALLBACK, "deepseek-ai/DeepSeek-V3.2-Exp")
@@ -208,6 +211,7 @@ def test_without_opt_in_remote_code_never_runs(
     assert not canary.exists()
 
 
+@pytest.mark.e2e
 def test_a_case_id_loads_the_case_as_the_matrix_runs_it_and_says_it_is_a_stand_in(cache: Path) -> None:
     result = load_tokenizer("kimi-k2-instruct", trust_remote_code=True)
     assert (result.verdict, result.source, result.case_id, result.stand_in) == (

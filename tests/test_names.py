@@ -86,6 +86,7 @@ def assert_loads_right_or_broken(name: str | Path, folder_of_truth: Path, record
 # ---- 1. tokenizer-only folders and repos --------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_a_tokenizer_only_folder_is_judged_not_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -100,6 +101,7 @@ def test_a_tokenizer_only_folder_is_judged_not_refused(
     assert "no config.json (tokenizer-only: judged by its tokenizer files alone)" in capsys.readouterr().out
 
 
+@pytest.mark.e2e
 def test_a_tokenizer_only_snapshot_is_a_valid_matrix_entry(tmp_path: Path) -> None:
     from pytest_tokcompat.judge.evaluate import run_case
 
@@ -117,6 +119,7 @@ def local_hub() -> Iterator[hubserver.LocalHub]:
         yield served
 
 
+@pytest.mark.e2e
 def test_a_tokenizer_only_hub_repo_is_fetched_and_judged(cache: Path, local_hub: hubserver.LocalHub) -> None:
     files = tokenizer_files("deepseek-v3")
     commit = local_hub.add("owner/tokenizer-only", {**files, "README.md": b"no config here"})
@@ -142,6 +145,7 @@ def _check_record(name: str) -> dict[str, Any]:
 # ---- 2. bare hub names ----------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_a_bare_hub_name_loads_from_a_filled_hub_cache(cache: Path) -> None:
     # A bare repo id, as `gpt2`: DeepSeek-V3.2-Exp's real files cached under that name (a tokenizer that
     # loads with right ids on every release, by plain loading or by the alias).
@@ -156,6 +160,7 @@ def test_a_bare_hub_name_loads_from_a_filled_hub_cache(cache: Path) -> None:
     assert loaded.tokenizer.encode("Hello world", add_special_tokens=False) == truth.encode("Hello world").ids
 
 
+@pytest.mark.e2e
 def test_a_bare_hub_name_is_fetched_from_the_hub(cache: Path, local_hub: hubserver.LocalHub) -> None:
     files = hubcache.snapshot_files(hubcache.bundled_case("deepseek-v3.2-exp"))
     commit = local_hub.add("gpt2", files)

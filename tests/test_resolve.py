@@ -18,7 +18,8 @@ from pytest_tokcompat.sources.resolve import MatchedBy, Source, describe, identi
 from pytest_tokcompat.sources.snapshots import materialize
 
 BUNDLED = load_matrix(bundled_matrix())
-QWEN = BUNDLED.by_id("qwen3-0.6b")
+# a case with golden ids whose snapshot assembles in milliseconds (a copy, nothing derived)
+GOLDEN_CASE = BUNDLED.by_id("mistral-7b-v0.1")
 
 
 @pytest.fixture(scope="module")
@@ -73,31 +74,38 @@ def test_the_cli_finds_the_projects_matrix_from_a_subfolder(
 
 
 def test_a_case_id_resolves_as_the_matrix_runs_it_with_its_golden_ids(cache: Path) -> None:
-    checkpoint = resolve("qwen3-0.6b")
+    checkpoint = resolve("mistral-7b-v0.1")
     assert (checkpoint.source, checkpoint.matched_by) == (Source.SNAPSHOT, MatchedBy.ID)
-    assert checkpoint.case == QWEN and checkpoint.golden_path == QWEN.golden_path
-    assert checkpoint.folder == materialize(QWEN.snapshot)
-    assert checkpoint.origin == QWEN.snapshot and checkpoint.repo == "Qwen/Qwen3-0.6B"
+    assert checkpoint.case == GOLDEN_CASE and checkpoint.golden_path == GOLDEN_CASE.golden_path
+    assert checkpoint.folder == materialize(GOLDEN_CASE.snapshot)
+    assert checkpoint.origin == GOLDEN_CASE.snapshot and checkpoint.repo == "mistralai/Mistral-7B-v0.1"
     assert checkpoint.revision is None  # local files
     with pytest.raises(dataclasses.FrozenInstanceError):
         checkpoint.folder = Path("/elsewhere")  # type: ignore[misc]
 
 
 def test_the_snapshot_folder_and_the_assembled_cache_entry_resolve_to_their_case(cache: Path) -> None:
-    assembled = materialize(QWEN.snapshot)
-    for folder, by in ((QWEN.snapshot, MatchedBy.SNAPSHOT_FOLDER), (assembled, MatchedBy.ASSEMBLED_FOLDER)):
+    assembled = materialize(GOLDEN_CASE.snapshot)
+    for folder, by in (
+        (GOLDEN_CASE.snapshot, MatchedBy.SNAPSHOT_FOLDER),
+        (assembled, MatchedBy.ASSEMBLED_FOLDER),
+    ):
         checkpoint = resolve(str(folder))
-        assert (checkpoint.case, checkpoint.matched_by, checkpoint.source) == (QWEN, by, Source.SNAPSHOT)
-        assert checkpoint.folder == assembled and checkpoint.golden_path == QWEN.golden_path
+        assert (checkpoint.case, checkpoint.matched_by, checkpoint.source) == (
+            GOLDEN_CASE,
+            by,
+            Source.SNAPSHOT,
+        )
+        assert checkpoint.folder == assembled and checkpoint.golden_path == GOLDEN_CASE.golden_path
 
 
 def test_a_copied_assembled_entry_is_judged_from_the_verified_cache_entry(
     cache: Path, tmp_path: Path
 ) -> None:
-    copy = tmp_path / "copies" / materialize(QWEN.snapshot).name
-    shutil.copytree(materialize(QWEN.snapshot), copy)
+    copy = tmp_path / "copies" / materialize(GOLDEN_CASE.snapshot).name
+    shutil.copytree(materialize(GOLDEN_CASE.snapshot), copy)
     checkpoint = resolve(copy)
-    assert checkpoint.case == QWEN and checkpoint.folder == materialize(QWEN.snapshot)
+    assert checkpoint.case == GOLDEN_CASE and checkpoint.folder == materialize(GOLDEN_CASE.snapshot)
     assert any("judged the verified cache entry" in note for note in checkpoint.notes)
 
 
@@ -109,13 +117,13 @@ def test_a_bare_folder_has_no_case(tmp_path: Path) -> None:
 
 
 def test_a_repo_id_falls_back_to_a_faithful_snapshot_and_keeps_the_case(cache: Path) -> None:
-    checkpoint = resolve("Qwen/Qwen3-0.6B")  # the hub cache is empty and offline
+    checkpoint = resolve("mistralai/Mistral-7B-v0.1")  # the hub cache is empty and offline
     assert (checkpoint.source, checkpoint.matched_by, checkpoint.case) == (
         Source.FALLBACK,
         MatchedBy.REPO,
-        QWEN,
+        GOLDEN_CASE,
     )
-    assert checkpoint.golden_path == QWEN.golden_path
+    assert checkpoint.golden_path == GOLDEN_CASE.golden_path
     assert any("the hub could not be reached" in note for note in checkpoint.notes)
 
 
