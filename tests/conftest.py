@@ -116,10 +116,10 @@ def _import_the_engine_once() -> None:
     transformers.logging.set_verbosity_error()
 
 
+@pytest.hookimpl(trylast=True)  # after xdist's, which registers "dsession" in its controller only
 def pytest_configure(config: pytest.Config) -> None:
     # An xdist controller runs no test: it skips these imports (two seconds before any worker starts).
-    controller = config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput")
-    if not controller:
+    if not config.pluginmanager.has_plugin("dsession"):
         _import_the_engine_once()
 
 
