@@ -46,24 +46,35 @@ def bytes_to_unicode() -> dict[int, str]:
     return table
 
 
-def _token_str(token: bytes, table: dict[int, str]) -> str:
-    return "".join(table[byte] for byte in token)
+def _merge_split(ranks: dict[bytes, int], token: bytes, max_rank: int) -> int:
+    """Where BPE of ``token`` (3+ bytes) with only merges ranked below ``max_rank`` cuts it in two, else 0.
 
-
-def _bpe_parts(ranks: dict[bytes, int], token: bytes, max_rank: int) -> list[bytes]:
-    """BPE on ``token`` with only the merges ranked below ``max_rank``, lowest rank first (as tiktoken)."""
-    parts = [token[i : i + 1] for i in range(len(token))]
-    while len(parts) > 1:
-        best_index = -1
-        best_rank = max_rank
-        for index in range(len(parts) - 1):
-            rank = ranks.get(parts[index] + parts[index + 1])
-            if rank is not None and rank < best_rank:
-                best_index, best_rank = index, rank
-        if best_index < 0:
-            break
-        parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
-    return parts
+    Lowest-ranked adjacent pair first, leftmost on ties, as tiktoken merges. This runs once per token
+    of a whole vocabulary, so each pair's rank is kept beside it and, after a merge, only the two pairs
+    next to it are looked up again; the last merge, from three parts, is decided from their two pair
+    ranks. A pair ranked ``max_rank`` or higher (or not a token) never merges, so it is stored as
+    ``max_rank``; two parts are final, since their only pair is ``token`` itself, ranked ``max_rank``.
+    """
+    get = ranks.get
+    length = len(token)
+    parts = [token[index : index + 1] for index in range(length)]
+    pair_ranks = [get(token[index : index + 2], max_rank) for index in range(length - 1)]
+    while len(pair_ranks) > 2:
+        best = min(pair_ranks)
+        if best >= max_rank:
+            return 0
+        index = pair_ranks.index(best)
+        merged = parts[index] + parts[index + 1]
+        del parts[index + 1], pair_ranks[index]
+        parts[index] = merged
+        if index:
+            pair_ranks[index - 1] = get(parts[index - 1] + merged, max_rank)
+        if index < len(pair_ranks):
+            pair_ranks[index] = get(merged + parts[index + 1], max_rank)
+    left, right = pair_ranks  # three parts: one more merge leaves two, if either pair may merge
+    if left <= right:
+        return len(parts[0]) + len(parts[1]) if left < max_rank else 0
+    return len(parts[0]) if right < max_rank else 0
 
 
 def bpe_vocab_and_merges(ranks: dict[bytes, int]) -> tuple[dict[str, int], list[tuple[str, str]]]:
@@ -72,18 +83,23 @@ def bpe_vocab_and_merges(ranks: dict[bytes, int]) -> tuple[dict[str, int], list[
     Each multi-byte token's merge is recovered by running BPE on its bytes with only the lower-ranked
     merges: that must leave exactly two parts, whose merge is the token. A token for which it does not
     is unreachable by BPE (tiktoken still emits it when a whole pre-token equals it); it gets no merge.
+    A byte-level string has one character per byte, so a merge is its token's string cut in two.
     """
     table = bytes_to_unicode()
-    vocab = {_token_str(token, table): rank for token, rank in ranks.items()}
+    texts = [token.decode("latin-1").translate(table) for token in ranks]
+    vocab = dict(zip(texts, ranks.values(), strict=True))
     if len(vocab) != len(ranks):
         raise ValueError("two tokens map to the same byte-level string")
     merges: list[tuple[str, str]] = []
-    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
-        if len(token) < 2:
+    # Sorted by rank, then file order (as a stable sort by rank would); the index keeps tokens uncompared.
+    by_rank = sorted(zip(ranks.values(), range(len(texts)), ranks, texts, strict=True))
+    for rank, _, token, text in by_rank:
+        length = len(token)
+        if length < 2:
             continue
-        parts = _bpe_parts(ranks, token, rank)
-        if len(parts) == 2:
-            merges.append((_token_str(parts[0], table), _token_str(parts[1], table)))
+        split = 1 if length == 2 else _merge_split(ranks, token, rank)
+        if split:
+            merges.append((text[:split], text[split:]))
     return vocab, merges
 
 
