@@ -60,20 +60,28 @@ def assert_same_as_oracle(ranks: dict[bytes, int]) -> None:
     assert merges == expected_merges
 
 
-# Few byte values, so tokens repeat pairs ("aaaa": equal ranks side by side, leftmost wins) and share
-# substrings; space and 0x00 are bytes GPT-2's table shifts ("Ġ", "Ā").
-TOKENS = st.binary(min_size=1, max_size=7).map(lambda raw: bytes(b"ab \x00"[byte % 4] for byte in raw))
+# Three byte values, so words repeat pairs ("aaaa": equal pair ranks side by side, leftmost wins);
+# space is a byte GPT-2's table shifts (to "Ġ").
+WORDS = st.lists(st.sampled_from(b"ab "), min_size=1, max_size=8).map(bytes)
 
 
 @st.composite
 def rank_tables(draw: st.DrawFn, unique: bool = True) -> dict[bytes, int]:
-    """Random ranks: halves ranked above their token, tokens no lower merge reaches, some bytes missing."""
-    tokens = draw(st.lists(TOKENS, min_size=1, max_size=40, unique=True))
+    """Every substring of a few words, some left out, in any rank order.
+
+    So a token's halves are often ranked above it, some tokens are reached by no lower merge, some
+    single bytes are missing, and the BPE runs merge several times before the last cut.
+    """
+    words = draw(st.lists(WORDS, min_size=1, max_size=5))
+    substrings = sorted(
+        {word[i:j] for word in words for i in range(len(word)) for j in range(i + 1, len(word) + 1)}
+    )
+    kept = [token for token in substrings if draw(st.integers(0, 9)) > 0]  # about one in ten left out
     if unique:
-        ranks = draw(st.permutations(range(len(tokens) * 2)))[: len(tokens)]  # gaps, any order
+        ranks = draw(st.permutations(range(len(kept) + 3)))[: len(kept)]  # gaps, any order
     else:
-        ranks = draw(st.lists(st.integers(0, 8), min_size=len(tokens), max_size=len(tokens)))
-    return dict(zip(tokens, ranks, strict=True))
+        ranks = draw(st.lists(st.integers(0, 8), min_size=len(kept), max_size=len(kept)))
+    return dict(zip(kept, ranks, strict=True))
 
 
 @FAST
@@ -100,6 +108,10 @@ def test_same_merges_as_plain_bpe_even_with_repeated_ranks(ranks: dict[bytes, in
         ({b"abc": 0, b"ab": 1, b"bc": 2}, [("a", "b"), ("b", "c")]),
         # "aaaa": "aa" merges leftmost first, then "aa" + "aa" beats "aaa" + "a".
         ({b"aa": 0, b"aaaa": 1}, [("a", "a"), ("aa", "aa")]),
+        # "aaa": equal pair ranks, the left pair merges.
+        ({b"aa": 0, b"aaa": 1}, [("a", "a"), ("aa", "a")]),
+        # "aaaaa": leftmost "aa" twice (aa, aa, a), then "aaa": cut after two bytes, not three.
+        ({b"aa": 0, b"aaa": 1, b"aaaaa": 2}, [("a", "a"), ("aa", "a"), ("aa", "aaa")]),
         # "abab": "ab" merges at both ends, leftmost first; "aba", ranked above "abab", plays no part.
         ({b"ab": 0, b"abab": 1, b"aba": 2}, [("a", "b"), ("ab", "ab"), ("ab", "a")]),
         # "abcd": nothing below it merges "bc" + "d" or "a" + "bcd"; parts a, bc, d remain: no merge.
