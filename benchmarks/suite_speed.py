@@ -42,10 +42,14 @@ OUTCOME = re.compile(r"^=*\s*(?P<counts>(\d+ \w+(, )?)+) in [\d.]+s")
 
 
 def find_uv() -> str:
-    found = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
-    if not Path(found).is_file():
-        sys.exit("suite_speed: uv is not installed: pip install uv (it comes with the grid extra, '.[grid]')")
-    return found
+    """uv as the grid finds it (``pytest_tokcompat.ci.install.uv_binary``), or a one-line exit."""
+    from pytest_tokcompat.ci.install import uv_binary
+    from pytest_tokcompat.errors import TokcompatError
+
+    try:
+        return uv_binary()
+    except TokcompatError as error:
+        sys.exit(f"suite_speed: {error}")
 
 
 def run(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
