@@ -1,61 +1,26 @@
 """Merges recovered from tiktoken ranks: the fast recovery gives exactly what the plain BPE run gives.
 
-The oracle below is the straightforward algorithm the module used before it was sped up: BPE on each
-token's bytes with only the merges ranked below it, every pair's rank recomputed at every step.
+The oracle (tests/plain_bpe.py) is the straightforward algorithm the module used before it was sped
+up: BPE on each token's bytes with only the merges ranked below it, every pair's rank recomputed at
+every step.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from plain_bpe import RANK_FILES, bundled_rank_file, plain_vocab_and_merges
 
-from pytest_tokcompat.matrix.loader import bundled_dir
-from pytest_tokcompat.sources.snapshots import packaged_file
-from pytest_tokcompat.sources.tiktoken_bpe import bpe_vocab_and_merges, bytes_to_unicode, load_ranks
+from pytest_tokcompat.sources.tiktoken_bpe import bpe_vocab_and_merges, load_ranks
 
 FAST = settings(suppress_health_check=[HealthCheck.too_slow])
 """Examples per test from the profile (tests/conftest.py): a few on a developer's run, the full count in CI."""
 
 
-def _oracle_parts(ranks: dict[bytes, int], token: bytes, max_rank: int) -> list[bytes]:
-    parts = [token[i : i + 1] for i in range(len(token))]
-    while len(parts) > 1:
-        best_index = -1
-        best_rank = max_rank
-        for index in range(len(parts) - 1):
-            rank = ranks.get(parts[index] + parts[index + 1])
-            if rank is not None and rank < best_rank:
-                best_index, best_rank = index, rank
-        if best_index < 0:
-            break
-        parts[best_index : best_index + 2] = [parts[best_index] + parts[best_index + 1]]
-    return parts
-
-
-def oracle(ranks: dict[bytes, int]) -> tuple[dict[str, int], list[tuple[str, str]]]:
-    table = bytes_to_unicode()
-
-    def text(token: bytes) -> str:
-        return "".join(table[byte] for byte in token)
-
-    vocab = {text(token): rank for token, rank in ranks.items()}
-    merges: list[tuple[str, str]] = []
-    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
-        if len(token) < 2:
-            continue
-        parts = _oracle_parts(ranks, token, rank)
-        if len(parts) == 2:
-            merges.append((text(parts[0]), text(parts[1])))
-    return vocab, merges
-
-
 def assert_same_as_oracle(ranks: dict[bytes, int]) -> None:
     vocab, merges = bpe_vocab_and_merges(ranks)
-    expected_vocab, expected_merges = oracle(ranks)
+    expected_vocab, expected_merges = plain_vocab_and_merges(ranks)
     assert list(vocab.items()) == list(expected_vocab.items())  # vocab.json keeps the file's order
     assert merges == expected_merges
 
@@ -120,20 +85,11 @@ def test_same_merges_as_plain_bpe_even_with_repeated_ranks(ranks: dict[bytes, in
 )
 def test_known_merges(ranks: dict[bytes, int], merges: list[tuple[str, str]]) -> None:
     assert bpe_vocab_and_merges(ranks)[1] == merges
-    assert oracle(ranks)[1] == merges
-
-
-def _bundled_rank_file(snapshot: str, name: str) -> Path:
-    manifest = bundled_dir() / "snapshots" / snapshot / "tokcompat-sources.json"
-    spec = json.loads(manifest.read_text(encoding="utf-8"))["files"][name]
-    return packaged_file(name, spec, manifest)
+    assert plain_vocab_and_merges(ranks)[1] == merges
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize(
-    ("snapshot", "name"),
-    [("qwen3-0.6b", "qwen.tiktoken"), ("llama-3.1-8b-instruct", "original_tokenizer.model")],
-)
-def test_same_merges_as_plain_bpe_on_a_real_vocabulary(snapshot: str, name: str) -> None:
+@pytest.mark.parametrize("snapshot", sorted(RANK_FILES))
+def test_same_merges_as_plain_bpe_on_a_real_vocabulary(snapshot: str) -> None:
     """Seconds per vocabulary (the oracle is the slow part); Llama 3's has tokens no merge reaches."""
-    assert_same_as_oracle(load_ranks(_bundled_rank_file(snapshot, name)))
+    assert_same_as_oracle(load_ranks(bundled_rank_file(snapshot)))
