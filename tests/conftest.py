@@ -10,6 +10,8 @@ it, so they share one snapshot cache, assembled once, and the owner removes it w
 from __future__ import annotations
 
 import atexit
+import importlib
+import importlib.metadata
 import os
 import shutil
 import sys
@@ -114,6 +116,10 @@ def _import_the_engine_once() -> None:
     import pytest_tokcompat.judge.child  # noqa: F401
 
     transformers.logging.set_verbosity_error()
+    # This run names its plugins (addopts: --disable-plugin-autoload), pytester's runs load every
+    # installed one; imported once here, no run imports (and assertion-rewrites) them again.
+    for entry_point in importlib.metadata.entry_points(group="pytest11"):
+        importlib.import_module(entry_point.module)
 
 
 @pytest.hookimpl(trylast=True)  # after xdist's, which registers "dsession" in its controller only

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -236,10 +236,18 @@ def serving() -> Iterator[LocalHub]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), {"hub": hub}))
     server.daemon_threads = True
     hub.url = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    with running(server):
+        yield hub
+
+
+@contextmanager
+def running(server: HTTPServer) -> Iterator[HTTPServer]:
+    """Serve from a thread for the block. It polls for shutdown every 50 ms: at serve_forever's
+    default half second, every test that used a server waited that long in its teardown."""
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield hub
+        yield server
     finally:
         server.shutdown()
         server.server_close()

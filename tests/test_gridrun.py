@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -403,6 +405,32 @@ def test_env_versions_are_read_from_the_env_files(tmp_path: Path) -> None:
         "commit": "ab" * 20,
     }
     assert gridrun.env_versions(tmp_path / "nothing") is None
+
+
+@pytest.mark.e2e
+def test_a_projects_own_pytest_config_stays_out_of_the_grids_runs(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-p not_installed_here"\n')
+    (project / "conftest.py").write_text("raise RuntimeError('the project conftest ran')\n")
+    work = project / "tokcompat-grid" / ".work"
+    work.mkdir(parents=True)
+    wheel = tmp_path / "pytest_tokcompat-0.1.0-py3-none-any.whl"
+    gridrun.write_tox_ini(work, [], tmp_path / "m.yaml", wheel, "/usr/bin/python3")
+    env_tmp_dir = work / ".tox" / "tf-5.10.4" / "tmp"  # change_dir of each env
+    env_tmp_dir.mkdir(parents=True)
+
+    def collect() -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "pytest", "--collect-only", "-p", "no:cacheprovider"]
+        return subprocess.run(command, cwd=env_tmp_dir, capture_output=True, text=True, timeout=120)
+
+    done = collect()
+    assert done.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, done.stdout + done.stderr
+    assert f"rootdir: {work}\nconfigfile: pytest.ini\n" in done.stdout
+    (work / "pytest.ini").unlink()  # the premise: without the boundary, the project's config is the run's
+    done = collect()
+    assert done.returncode != pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "not_installed_here" in done.stdout + done.stderr
 
 
 def test_the_generated_tox_config(tmp_path: Path) -> None:

@@ -11,13 +11,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
 import hubcache
+import hubserver
 import pytest
 import toys
 
@@ -142,15 +142,8 @@ class _Hub(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def local_hub() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with hubserver.running(ThreadingHTTPServer(("127.0.0.1", 0), _Hub)) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 @pytest.mark.e2e

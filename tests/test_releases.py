@@ -5,11 +5,11 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
+import hubserver
 import pytest
 from packaging.version import Version
 
@@ -164,15 +164,8 @@ class _Index(BaseHTTPRequestHandler):
 def local_index() -> Iterator[tuple[str, list[dict[str, str]]]]:
     seen: list[dict[str, str]] = []
     handler = type("Handler", (_Index,), {"seen": seen})
-    server = HTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with hubserver.running(HTTPServer(("127.0.0.1", 0), handler)) as server:
         yield f"http://127.0.0.1:{server.server_port}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def test_fetch_page_asks_for_json_and_sends_credentials(
