@@ -13,6 +13,7 @@ import atexit
 import importlib
 import importlib.metadata
 import os
+import pkgutil
 import shutil
 import sys
 import tempfile
@@ -113,11 +114,14 @@ def _import_the_engine_once() -> None:
     from transformers import AutoTokenizer  # noqa: F401
     from transformers.models.auto import tokenization_auto  # noqa: F401
 
-    import pytest_tokcompat.judge.child  # noqa: F401
+    import pytest_tokcompat
 
     transformers.logging.set_verbosity_error()
-    # This run names its plugins (addopts: --disable-plugin-autoload), pytester's runs load every
-    # installed one; imported once here, no run imports (and assertion-rewrites) them again.
+    # pytester's runs import (and assertion-rewrite, as a plugin's package) the plugin's work modules
+    # and every installed plugin, which this run does not load (addopts: --disable-plugin-autoload).
+    # Imported once here, no run imports them again.
+    for module in pkgutil.walk_packages(pytest_tokcompat.__path__, "pytest_tokcompat."):
+        importlib.import_module(module.name)
     for entry_point in importlib.metadata.entry_points(group="pytest11"):
         importlib.import_module(entry_point.module)
 

@@ -207,11 +207,11 @@ def _variants() -> list[Any]:
 def test_the_built_in_reader_agrees_with_jsonschema() -> None:
     variants = _variants()
     valid = 0
+    reader, schema = contract._reader(), contract.load_report_schema()
     for document in variants:
         ours = contract.schema_problems(document)
         theirs = report_schema_errors(document)
         assert bool(ours) == bool(theirs), (document, ours, theirs)
-        reader, schema = contract._reader(), contract.load_report_schema()
         messages = list(reader.errors(document, schema, ()))
         assert reader.valid(document, schema) is not bool(messages), "the fast path and the messages agree"
         valid += not ours

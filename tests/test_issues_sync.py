@@ -18,7 +18,7 @@ from reportdata import alarm, alias_record, case, report, write
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "tokcompat-grid.yml"
 
-FAKE_GH = """#!{python}
+FAKE_GH = """#!{python} -IS
 import json, sys
 from pathlib import Path
 state_path = Path({state!r})

@@ -12,6 +12,7 @@ import toys
 from reportdata import read_valid_report
 
 from pytest_tokcompat.contract import SCHEMA_VERSION
+from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.probes import probe_texts
 
 pytest_plugins = ["pytester"]
@@ -665,7 +666,8 @@ def test_tokcompat_tokenizer_honours_the_limit_options(pytester: pytest.Pytester
 
 
 def test_pytest_timeouts_signal_method_still_fires_after_the_fixture(pytester: pytest.Pytester) -> None:
-    toys.native_toy(pytester.path / "native")
+    folder = toys.native_toy(pytester.path / "native")
+    judge(folder)  # the judge's fork server is up (in-process runs share it): the fixture is quick
     matrix = write_matrix(pytester.path, "  - {id: native, snapshot: native, expect: native}\n")
     pytester.makepyfile(
         test_own="""
@@ -673,6 +675,7 @@ def test_pytest_timeouts_signal_method_still_fires_after_the_fixture(pytester: p
 
         def test_sleeps_past_the_timeout(tokcompat_tokenizer):
             assert tokcompat_tokenizer is not None
+            open("fixture-done", "w").close()
             time.sleep(8)
         """
     )
@@ -681,6 +684,7 @@ def test_pytest_timeouts_signal_method_still_fires_after_the_fixture(pytester: p
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*Timeout*2.0*"])
+    assert (pytester.path / "fixture-done").is_file(), "the timeout struck in the fixture, not after it"
 
 
 @pytest.fixture
