@@ -354,7 +354,7 @@ def test_the_lock_makes_a_second_writer_wait_instead_of_racing_past(
     write = contract._atomic_write
 
     def slow_write(path: Path, document: Any) -> None:
-        time.sleep(0.5)
+        time.sleep(0.2)
         write(path, document)
 
     monkeypatch.setattr(contract, "_atomic_write", slow_write)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -289,7 +290,12 @@ def _transformers_warnings() -> Iterator[list[str]]:
 
 
 def transformers_version() -> str:
-    """The installed transformers, from its metadata: the caller's process need not import it."""
+    """The transformers of this process: the imported module's own version where it is imported (free, and
+    what runs), else the installed one's metadata (a scan of every distribution on sys.path): the caller's
+    process need not import it."""
+    imported = getattr(sys.modules.get("transformers"), "__version__", None)
+    if isinstance(imported, str):
+        return imported
     from importlib import metadata
 
     try:
