@@ -145,6 +145,26 @@ def test_an_empty_matrix_is_refused_as_a_run_that_checks_nothing(tmp_path: Path)
     assert "add at least one case" in problem.fix
 
 
+def test_every_load_sees_the_file_and_its_snapshot_folders_as_they_are_now(tmp_path: Path) -> None:
+    """Loads of one text share its YAML composition; nothing else of an earlier load may linger."""
+    snapshot = tmp_path / "snap"
+    snapshot.mkdir()
+    (snapshot / "config.json").write_text("{}")
+    matrix = tmp_path / "models.yaml"
+    text = "cases:\n  - {id: a, snapshot: snap, expect: native}\n"
+    matrix.write_text(text)
+    assert [case.id for case in load_matrix(matrix)] == ["a"]
+    (snapshot / "config.json").unlink()
+    snapshot.rmdir()
+    with pytest.raises(MatrixError, match=r"snapshot folder .*snap does not exist"):
+        load_matrix(matrix)
+    snapshot.mkdir()
+    (snapshot / "config.json").write_text("{}")
+    matrix.write_text(text.replace("id: a", "id: b"))  # the same size, at once
+    assert [case.id for case in load_matrix(matrix)] == ["b"]
+    assert load_matrix(matrix).cases is not load_matrix(matrix).cases, "each load its own Matrix"
+
+
 def test_parse_matrix_uses_the_given_path_for_locations(tmp_path: Path) -> None:
     where = tmp_path / "elsewhere.yaml"
     with pytest.raises(MatrixError) as caught:

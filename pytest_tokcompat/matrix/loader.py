@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -399,6 +400,26 @@ def _compose(text: str) -> list[yaml.Node]:
         loader.dispose()
 
 
+_COMPOSED_CACHE_MAX_TEXT = 256 * 1024
+
+
+@lru_cache(maxsize=8)
+def _composed_cached(text: str) -> tuple[yaml.Node, ...]:
+    return tuple(_compose(text))
+
+
+def _composed(text: str) -> list[yaml.Node]:
+    """The documents of ``text``, composed once per process for a text seen before.
+
+    Composing is the slow part of a load (~15 ms for the bundled matrix in pure Python), and one name
+    resolves through the same matrix several times. Only the composition is reused: it follows from the
+    text alone; what the cases say about the filesystem (their snapshot folders) is read on every load.
+    The nodes are only read, never changed. Errors are raised every time, never kept."""
+    if len(text) > _COMPOSED_CACHE_MAX_TEXT:
+        return _compose(text)
+    return list(_composed_cached(text))
+
+
 def parse_matrix(text: str, path: Path) -> Matrix:
     """Validate matrix text that came from ``path`` (used for locations and relative folders)."""
     if len(text) > MAX_MATRIX_BYTES:
@@ -412,7 +433,7 @@ def parse_matrix(text: str, path: Path) -> Matrix:
     if over_at is not None:
         raise MatrixError([Problem(path, over_at, None, *too_many)])
     try:
-        documents = _compose(text)
+        documents = _composed(text)
     except _NodeLimit as limit:
         raise MatrixError([Problem(path, limit.line, None, *too_many)]) from None
     except yaml.MarkedYAMLError as error:
