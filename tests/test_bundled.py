@@ -211,6 +211,7 @@ def test_a_damaged_entry_is_rebuilt_never_a_traceback(
     assert [p.name for p in tmp_path.iterdir()] == [entry.name]  # nothing left beside it
 
 
+@pytest.mark.e2e  # assembles DeepSeek V3's full-size tokenizer from its pinned package first
 def test_a_bad_file_in_an_assembled_snapshot_names_the_snapshot_not_re_download(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
