@@ -21,6 +21,7 @@ import pytest
 import toys
 
 from pytest_tokcompat import cli
+from pytest_tokcompat.judge import child
 from pytest_tokcompat.judge.child import CAPTURE_BYTES
 from pytest_tokcompat.judge.evaluate import FAILED, run_case
 from pytest_tokcompat.judge.ladder import Judgement, Limits, judge
@@ -212,7 +213,10 @@ HANGS = {
 
 
 @pytest.mark.parametrize("prelude", HANGS.values(), ids=HANGS.keys())
-def test_remote_code_that_hangs_is_killed_at_the_limit(tmp_path: Path, prelude: str) -> None:
+def test_remote_code_that_hangs_is_killed_at_the_limit(
+    tmp_path: Path, prelude: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(child, "GRACE_SECONDS", 0.2)  # SIGKILL this soon after an ignored SIGTERM, not 1 s
     reached = tmp_path / "reached"  # written by the remote code just before it hangs
     folder = toys.hostile_remote_toy(tmp_path / "hangs", f"open({str(reached)!r}, 'w').close()\n{prelude}")
     # The hostile code runs 60-90 ms into the attempt under a whole `-n 2` run; should a machine ever take

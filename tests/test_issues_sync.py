@@ -149,6 +149,7 @@ DRIFT_TITLE = "tokcompat: deepseek-v3 verdict differs from the matrix"
 UNRELATED = {"number": 1, "title": "docs: typo", "body": "x", "state": "open"}
 
 
+@pytest.mark.e2e  # the workflow's step, through bash and the `tokcompat issues-sync` command, five nights
 @pytest.mark.skipif(sys.platform == "win32", reason="the stand-in gh is a POSIX script")
 def test_open_update_close_and_no_close_on_an_incomplete_grid(tmp_path: Path) -> None:
     repo = Repo(tmp_path, [dict(UNRELATED)])

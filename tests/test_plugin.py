@@ -680,10 +680,10 @@ def test_pytest_timeouts_signal_method_still_fires_after_the_fixture(pytester: p
         """
     )
     result = pytester.runpytest(
-        f"--tokcompat-matrix={matrix}", "-p", "no:randomly", "--timeout=2", "--timeout-method=signal"
+        f"--tokcompat-matrix={matrix}", "-p", "no:randomly", "--timeout=1", "--timeout-method=signal"
     )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*Timeout*2.0*"])
+    result.stdout.fnmatch_lines(["*Timeout*1.0*"])
     assert (pytester.path / "fixture-done").is_file(), "the timeout struck in the fixture, not after it"
 
 
