@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import toys
 from packaging.version import Version
 
 from pytest_tokcompat.ci import gridrun, releases
@@ -409,27 +411,38 @@ def test_env_versions_are_read_from_the_env_files(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 def test_a_projects_own_pytest_config_stays_out_of_the_grids_runs(tmp_path: Path) -> None:
+    """The grid's own command, run where tox runs it: in the work folder inside a project whose pytest
+    configuration names a plugin the environment lacks and whose conftest.py raises."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-p not_installed_here"\n')
     (project / "conftest.py").write_text("raise RuntimeError('the project conftest ran')\n")
+    toys.native_toy(project / "matrix" / "native")
+    matrix = project / "matrix" / "models.yaml"  # inside the project: pytest also looks up from here
+    matrix.write_text("cases:\n  - {id: native, snapshot: native, expect: native}\n")
     work = project / "tokcompat-grid" / ".work"
     work.mkdir(parents=True)
     wheel = tmp_path / "pytest_tokcompat-0.1.0-py3-none-any.whl"
-    gridrun.write_tox_ini(work, [], tmp_path / "m.yaml", wheel, "/usr/bin/python3")
+    tox_ini = gridrun.write_tox_ini(work, [], matrix, wheel, "/usr/bin/python3").read_text()
+    line = tox_ini.split("commands =\n", 1)[1].splitlines()[0].replace("{env_name}", "tf-5.10.4")
+    command = [sys.executable, *shlex.split(line)[1:], "--collect-only"]
     env_tmp_dir = work / ".tox" / "tf-5.10.4" / "tmp"  # change_dir of each env
     env_tmp_dir.mkdir(parents=True)
 
     def collect() -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "pytest", "--collect-only", "-p", "no:cacheprovider"]
-        return subprocess.run(command, cwd=env_tmp_dir, capture_output=True, text=True, timeout=120)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        return subprocess.run(command, cwd=env_tmp_dir, env=env, capture_output=True, text=True, timeout=120)
 
     done = collect()
-    assert done.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, done.stdout + done.stderr
-    assert f"rootdir: {work}\nconfigfile: pytest.ini\n" in done.stdout
-    (work / "pytest.ini").unlink()  # the premise: without the boundary, the project's config is the run's
+    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+    assert "models.yaml::native\n" in done.stdout, done.stdout
+    # The premise: without the named configuration, the project's own is the run's.
+    command = [
+        arg for arg in command if not arg.startswith(("-c", "--rootdir")) and arg != str(work / "pytest.ini")
+    ]
+    command = [arg for arg in command if arg != str(work)]
     done = collect()
-    assert done.returncode != pytest.ExitCode.NO_TESTS_COLLECTED
+    assert done.returncode != pytest.ExitCode.OK
     assert "not_installed_here" in done.stdout + done.stderr
 
 
