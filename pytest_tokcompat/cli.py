@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_tokcompat.credentials import scrub_data
+
 if TYPE_CHECKING:
     from pytest_tokcompat.judge.evaluate import Evaluation
 
@@ -85,7 +87,7 @@ def _judge_and_print(args: argparse.Namespace) -> int:
             f"not a pinned commit; the commit that ran is {evaluation.checkpoint.revision}",
             file=sys.stderr,
         )
-    record: dict[str, Any] = evaluation.to_json()
+    record: dict[str, Any] = scrub_data(evaluation.to_json())
     if code in (EXIT_BAD_INPUT, EXIT_NOT_CHECKED) and evaluation.judgement is None:
         print(f"tokcompat check: {evaluation.message}", file=sys.stderr)
     if args.json:

@@ -23,6 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat.credentials import scrub_data
 from pytest_tokcompat.errors import ReportError
 from pytest_tokcompat.model import AliasState, CaseStatus, Outcome, OverrideKind, TrackedAs, Verdict
 
@@ -566,7 +567,7 @@ def _atomic_write(path: Path, document: Mapping[str, Any]) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(document, stream, indent=2, ensure_ascii=False)
+            json.dump(scrub_data(document), stream, indent=2, ensure_ascii=False)
             stream.write("\n")
         os.replace(temporary, path)
     except BaseException:

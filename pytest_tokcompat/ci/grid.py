@@ -25,6 +25,7 @@ from packaging.version import InvalidVersion, Version
 from pytest_tokcompat.ci.loaders import loader_rows, loader_text
 from pytest_tokcompat.ci.watch import RegistryEvent, event_alarms, registry_events
 from pytest_tokcompat.contract import ALIAS, SCHEMA_VERSION, is_full_run, parse_timestamp, read_report
+from pytest_tokcompat.credentials import scrub
 from pytest_tokcompat.errors import ReportError as GridError
 from pytest_tokcompat.model import AttemptStatus, CaseStatus
 
@@ -438,11 +439,12 @@ def plan_gaps(documents: list[dict[str, Any]]) -> list[str]:
 
 
 def render(grid: Grid, form: str) -> str:
+    """The grid as JSON, HTML or Markdown (a job summary, the terminal), credentials masked."""
     if form == "json":
-        return json.dumps(grid.to_json(), indent=2, ensure_ascii=False) + "\n"
+        return scrub(json.dumps(grid.to_json(), indent=2, ensure_ascii=False) + "\n")
     if form == "html":
-        return render_html(grid)
-    return render_markdown(grid)
+        return scrub(render_html(grid))
+    return scrub(render_markdown(grid))
 
 
 def _cell_text(cell: Cell | None) -> str:

@@ -25,6 +25,7 @@ incomplete grid (:meth:`pytest_tokcompat.ci.grid.Grid.exit_status`, shared with 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -51,6 +52,7 @@ from pytest_tokcompat.contract import (
     probe_set_identity,
     write_json_atomic,
 )
+from pytest_tokcompat.credentials import credential_values, scrub
 from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, ReportError, TokcompatError
 from pytest_tokcompat.matrix.loader import Case, Matrix, bundled_matrix, load_matrix
 
@@ -346,6 +348,18 @@ def env_deps(wheel: Path, release: GridRelease, with_requirements: tuple[str, ..
     return [str(wheel), *extra_requirements(), release.requirement, *with_requirements]
 
 
+def _scrub_log(log: Path) -> None:
+    """The log with the values of credential variables masked (the environments' runs print into it)."""
+    secrets = credential_values()
+    if not secrets:
+        return
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = log.read_text(encoding="utf-8")
+        cleaned = scrub(text, secrets)
+        if cleaned != text:
+            log.write_text(cleaned, encoding="utf-8")
+
+
 def write_tox_ini(
     work: Path,
     releases: list[GridRelease],
@@ -488,6 +502,7 @@ def run_tox(work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: b
         stream.write(f"\n$ {' '.join(command)}\n")
         stream.flush()
         done = subprocess.run(command, stdout=stream, stderr=subprocess.STDOUT, env=environment, check=False)
+    _scrub_log(log)
     results: dict[str, int | None] = dict.fromkeys(envs)
     try:
         document = json.loads(result_json.read_text(encoding="utf-8"))

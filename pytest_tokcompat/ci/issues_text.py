@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pytest_tokcompat.ci.grid import Grid, GridAlarm
+from pytest_tokcompat.credentials import scrub
 from pytest_tokcompat.model import AlarmKind
 
 NATIVE_DRIFT, OBSOLETE_ALIAS, UNEXPECTED_VERDICT, REGISTRY_CHANGE = (
@@ -112,7 +113,8 @@ def issue_texts(alarms: list[GridAlarm]) -> list[IssueText]:
     texts: dict[str, IssueText] = {}
     for alarm in alarms:
         key = alarm_key(alarm)
-        texts.setdefault(key, IssueText(key, alarm_title(alarm), alarm_body(alarm)))
+        # credentials masked: what is filed on GitHub is public
+        texts.setdefault(key, IssueText(key, scrub(alarm_title(alarm)), scrub(alarm_body(alarm))))
     return [texts[key] for key in sorted(texts)]
 
 

@@ -37,6 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_tokcompat.credentials import credential_values, scrub, scrub_data, without_credentials
+
 ISOLATION_ENV = "TOKCOMPAT_ISOLATION"
 """process (the default where os.fork exists), spawn (the default elsewhere), or inprocess."""
 MEMORY_ENV = "TOKCOMPAT_MAX_MEMORY_MB"
@@ -371,6 +373,7 @@ class _Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # a Ctrl-C in the terminal reaches the parent, which ends the children
+            env=without_credentials(os.environ),  # nothing forked from it can read a credential
         )
         child.close()
         self.owner = os.getpid()
@@ -475,15 +478,25 @@ def run(job: Any, timeout: float | None) -> ChildRun:
     """Run ``job`` in a child and collect what it says; ``timeout`` applies to each phase anew."""
     mode = isolation_mode()
     if mode == "inprocess":
-        return _run_in_process(job, timeout)
+        return _scrubbed(_run_in_process(job, timeout))
     if mode == "spawn":
-        return _run_spawned(job, timeout)
+        return _scrubbed(_run_spawned(job, timeout))
     with _LOCK:
         try:
             server = _server()
         except ServerUnavailable as error:
             return ChildRun(messages=[{"kind": "error", "detail": str(error)}, {"kind": "end"}])
-        return _run_forked(server, job, timeout)
+        return _scrubbed(_run_forked(server, job, timeout))
+
+
+def _scrubbed(run: ChildRun) -> ChildRun:
+    """What a child said, with the values of this process's credential variables masked: nothing it
+    prints or raises carries a secret into a record, a report or the terminal."""
+    secrets = credential_values()
+    if secrets:
+        run.messages = scrub_data(run.messages, secrets)
+        run.stdout, run.stderr = scrub(run.stdout, secrets), scrub(run.stderr, secrets)
+    return run
 
 
 def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:

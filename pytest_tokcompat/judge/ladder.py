@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat.credentials import without_credentials
 from pytest_tokcompat.errors import CheckpointError
 from pytest_tokcompat.judge.contract_checks import ContractTruth
 from pytest_tokcompat.judge.isolation import isolated_transformers
@@ -583,7 +584,7 @@ def _job(folder: Path, remedy: str | None, alias: Alias | None, found: _Found, *
         texts=found.texts,
         truth=asdict(found.truth) if found.truth is not None else None,
         truth_error=found.truth_error,
-        environ=dict(os.environ),
+        environ=without_credentials(os.environ),
         cwd=os.getcwd(),
         sys_path=[str(p) for p in sys.path],
         max_memory_mb=memory,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tokcompat.contract import registry_record
+from pytest_tokcompat.credentials import without_credentials
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.model import OverrideKind, TrackedAs
 
@@ -130,7 +131,7 @@ class WatchJob:
     registry: dict[str, Alias]
     watch: list[str]
     checkpoints: dict[str, str | None]
-    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    environ: dict[str, str] = field(default_factory=lambda: without_credentials(os.environ))
     cwd: str = field(default_factory=os.getcwd)
     sys_path: list[str] = field(default_factory=lambda: [str(p) for p in sys.path])
     max_memory_mb: float | None = None

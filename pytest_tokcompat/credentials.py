@@ -1,0 +1,115 @@
+"""Credentials never reach a checkpoint's code, and never leave a run in text.
+
+A checkpoint's remote code runs in the judge's children. Those children, and the fork
+server they are forked from, get an environment without credential variables (the parent
+resolves and fetches everything they read), so code that prints ``HF_TOKEN`` finds nothing
+to print. Where a credential still reaches a text (a value read some other way, a parent's
+own message), every text the run publishes is scrubbed of the values of the credential
+variables present in this process, as CI systems mask secrets: reports, job summaries,
+pages, issue bodies, the terminal and logs.
+
+Imports nothing of the package: every layer may use it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+EXTRA_NAMES_ENV = "TOKCOMPAT_CREDENTIAL_VARS"
+"""Further variable names to treat as credentials, comma-separated (``MY_REGISTRY_PASS,ROBOT_KEY``)."""
+MASK = "***"
+MIN_SECRET_LENGTH = 6
+"""Shorter values are not masked: ``HF_HUB_DISABLE_IMPLICIT_TOKEN=1`` must not mask every digit 1."""
+
+_CREDENTIAL_WORD = re.compile(
+    r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|API_?KEY|ACCESS_KEY|PRIVATE_KEY|SIGNING_KEY)(?:_|$)"
+)
+_NOT_A_VALUE = re.compile(r"_(?:PATH|FILE|DIR|DIRECTORY)$")
+"""A variable that names where a credential lives (``HF_TOKEN_PATH``) holds a path, not the secret."""
+
+
+def _extra_names(environ: Mapping[str, str]) -> frozenset[str]:
+    raw = environ.get(EXTRA_NAMES_ENV, "")
+    return frozenset(name.strip().upper() for name in raw.split(",") if name.strip())
+
+
+def is_credential_name(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """True for ``HF_TOKEN``, ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``OPENAI_API_KEY`` and the like."""
+    upper = name.upper()
+    if upper in _extra_names(os.environ if environ is None else environ):
+        return True
+    return bool(_CREDENTIAL_WORD.search(upper)) and not _NOT_A_VALUE.search(upper)
+
+
+def without_credentials(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` less every credential variable, and with the hub's token file out of reach.
+
+    ``HF_TOKEN_PATH`` points at an empty file, so huggingface_hub in the child finds no stored
+    token either; the children load from local files and the hub cache, offline.
+    """
+    kept = {name: value for name, value in environ.items() if not is_credential_name(name, environ)}
+    kept["HF_TOKEN_PATH"] = os.devnull
+    return kept
+
+
+def _token_file(environ: Mapping[str, str]) -> Path:
+    explicit = environ.get("HF_TOKEN_PATH")
+    if explicit:
+        return Path(os.path.expanduser(explicit))
+    home = environ.get("HF_HOME") or os.path.join(
+        environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface"
+    )
+    return Path(os.path.expanduser(home)) / "token"
+
+
+def credential_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The secrets to mask: credential variables' values and the hub's stored token, longest first."""
+    environ = os.environ if environ is None else environ
+    return _values(
+        tuple(sorted((k, v) for k, v in environ.items() if is_credential_name(k, environ))),
+        str(_token_file(environ)),
+    )
+
+
+@lru_cache(maxsize=8)
+def _values(items: tuple[tuple[str, str], ...], token_file: str) -> tuple[str, ...]:
+    found = {value.strip() for _, value in items}
+    try:
+        stored = Path(token_file).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError, ValueError):
+        stored = ""
+    found.add(stored)
+    return tuple(sorted((v for v in found if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True))
+
+
+def scrub(text: str, secrets: Iterable[str] | None = None) -> str:
+    """``text`` with every secret value replaced by ``***``."""
+    for secret in credential_values() if secrets is None else secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def scrub_data(value: Any, secrets: Iterable[str] | None = None) -> Any:
+    """Every string inside ``value`` (dicts, lists, tuples; keys too) scrubbed; other values as they are."""
+    found = tuple(credential_values() if secrets is None else secrets)
+    if not found:
+        return value
+    return _scrub_in(value, found)
+
+
+def _scrub_in(value: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, dict):
+        return {_scrub_in(k, secrets): _scrub_in(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_in(item, secrets) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_scrub_in(item, secrets) for item in value)
+    return value
