@@ -23,6 +23,10 @@ class Remedy(_Text):
     NATIVE = "native"
     AUTO_MAP = "auto_map"
     ALIAS = "alias"
+    BACKEND = "backend"
+    """A repair: the checkpoint's tokenizer.json loaded with the fast backend as it is (transformers'
+    ``TokenizersBackend``, ``PreTrainedTokenizerFast`` on 4.x), where its class choice rebuilds it wrongly;
+    what ``MODEL_IDS_TO_TOKENIZERS_BACKEND`` does for the checkpoints it names, and clients' class overrides."""
 
 
 class Outcome(_Text):
@@ -31,6 +35,7 @@ class Outcome(_Text):
     NATIVE = "native"
     AUTO_MAP = "auto_map"
     ALIAS = "alias"
+    BACKEND = "backend"
     BROKEN = "broken"
 
 
@@ -40,7 +45,9 @@ class Verdict(_Text):
     NATIVE = "native"
     AUTO_MAP = "auto_map"
     ALIAS = "alias"
+    BACKEND = "backend"
     BROKEN = "broken"
+    """Wrong ids on ordinary text for every remedy (never 'ids right, but a finding')."""
     NOT_CHECKED = "not-checked"
 
 
@@ -100,7 +107,11 @@ class AlarmKind(_Text):
     """A change upstream that a maintainer must act on."""
 
     UNEXPECTED_VERDICT = "unexpected-verdict"
+    UNACKNOWLEDGED_FINDING = "unacknowledged-finding"
+    """Right ids on ordinary text, but a contract finding the matrix entry does not acknowledge."""
     OBSOLETE_ALIAS = "obsolete-alias"
+    OBSOLETE_REPAIR = "obsolete-repair"
+    """A repair the matrix expects (the backend override) is no longer needed: plain loading keeps parity."""
     NATIVE_DRIFT = "native-drift"
     REGISTRY_CHANGE = "registry-change"
     """transformers' tokenizer-relevant registries changed for an aliased or watched model_type between two
@@ -115,7 +126,10 @@ class Dimension(_Text):
     """A part of the tokenizer contract a client relies on, checked per attempt (README, "The contract")."""
 
     IDS = "ids"
-    """``encode(text, add_special_tokens=False)`` against the ground truth."""
+    """``encode(text, add_special_tokens=False)`` against the ground truth, on ordinary text (no special or
+    added token strings in it): the verdict's dimension."""
+    SPECIAL_TEXT = "special_text"
+    """The same on text that contains special or added token strings (chat markup pasted into a prompt)."""
     DEFAULT_CALL = "default_call"
     """``tokenizer(text)["input_ids"]`` and ``encode(text)`` with the defaults, against the declared post-processing."""
     SPECIAL_TOKENS = "special_tokens"
@@ -127,12 +141,35 @@ class Dimension(_Text):
 
 
 ACKNOWLEDGEABLE = (
+    Dimension.SPECIAL_TEXT,
     Dimension.DEFAULT_CALL,
     Dimension.SPECIAL_TOKENS,
     Dimension.DECODE,
     Dimension.CHAT_TEMPLATE,
 )
 """Dimensions a matrix entry may acknowledge for a version range; wrong ids are never acknowledged (expect broken)."""
+
+CONSEQUENCES: dict[str, str] = {
+    Dimension.SPECIAL_TEXT.value: "token counts and model input of text that contains special-token strings "
+    "(chat markup in a prompt) differ from the checkpoint's own tokenizer",
+    Dimension.DEFAULT_CALL.value: "token counts and model input: tokenizer(text) and encode(text) add other "
+    "special tokens (BOS/EOS) than the checkpoint declares",
+    Dimension.SPECIAL_TOKENS.value: "stop conditions and padding: bos/eos/pad/unk are not what the checkpoint "
+    "declares (an eos_token_id a client stops on)",
+    Dimension.DECODE.value: "displayed text: decode() gives other text than the checkpoint's own decoder "
+    "(token counts are right)",
+    Dimension.CHAT_TEMPLATE.value: "model input: apply_chat_template renders other prompts (or ids) than the "
+    "checkpoint's chat template",
+}
+"""What each finding means for a benchmark client, in its maintainer's words (reports, grid, messages)."""
+
+
+class Repair(_Text):
+    """A shim applied on top of the verdict's remedy, judged like a remedy, with its own lifecycle."""
+
+    DECLARED_SPECIAL_TOKENS = "declared_special_tokens"
+    """The declared ``add_bos_token``/``add_eos_token`` applied to the fast backend's post-processor where
+    the release ignores them (the default call then adds the BOS the checkpoint declares)."""
 
 
 class DimensionStatus(_Text):

@@ -79,7 +79,7 @@ def test_auto_map_naming_a_missing_file(tmp_path: Path) -> None:
     folder = toys.remote_toy(tmp_path / "missing-code")
     (folder / "tokenization_toy.py").unlink()
     judgement = judge(folder, trust_remote_code=True)
-    assert judgement.verdict == "broken"
+    assert judgement.verdict == "backend"  # its tokenizer.json, loaded as it is, runs no code
     remote = judgement.attempt("auto_map")
     assert remote is not None and remote.status == "load-error"
     assert "tokenization_toy" in (remote.detail or "")
@@ -90,7 +90,7 @@ def test_remote_code_that_raises(tmp_path: Path) -> None:
     (folder / "tokenization_toy.py").write_text("raise RuntimeError('the remote code exploded')\n")
     judgement = judge(folder, trust_remote_code=True)
     remote = judgement.attempt("auto_map")
-    assert judgement.verdict == "broken"
+    assert judgement.verdict == "backend"
     assert remote is not None and remote.detail == "RuntimeError: the remote code exploded"
 
 
@@ -233,6 +233,6 @@ def test_a_tokenizer_that_loads_but_cannot_encode_is_no_remedy(tmp_path: Path) -
     (folder / "tokenization_toy.py").write_text(code)
     judgement = judge(folder, trust_remote_code=True)
     remote = judgement.attempt("auto_map")
-    assert judgement.verdict == "broken"
+    assert judgement.verdict == "backend"
     assert remote is not None and remote.status == "encode-error"
     assert remote.detail == "RuntimeError: encode is broken in this checkpoint"

@@ -169,8 +169,10 @@ def test_the_caller_decides_whether_remote_code_runs_not_the_matrix(
         f"  - {{id: r, repo: toy/remote, revision: '{commit}', trust_remote_code: true, expect: auto_map}}\n",
     )
     # The entry opts in for the matrix's runs; a caller who did not ask gets no remote code, and is told how.
-    with pytest.raises(TokenizerBroken, match=r"load_tokenizer\(\.\.\., trust_remote_code=True\)"):
-        load_tokenizer("toy/remote", matrix=pinned)
+    plain = load_tokenizer("toy/remote", matrix=pinned)
+    assert plain.verdict == "backend"  # its tokenizer.json loaded as it is: no code runs
+    skipped = plain.judgement.attempt("auto_map")
+    assert skipped is not None and "load_tokenizer(..., trust_remote_code=True)" in (skipped.detail or "")
     assert not canary.exists()
     result = load_tokenizer(
         "toy/remote", matrix=pinned, trust_remote_code=True
@@ -206,8 +208,10 @@ def test_without_opt_in_remote_code_never_runs(
     folder = toys.remote_toy(tmp_path / "remote")
     hubcache.add_repo(cache, "toy/remote", {p.name: p.read_bytes() for p in folder.iterdir()})
     other = write_matrix(tmp_path, "  - {id: x, repo: o/x, expect: native}\n")
-    with pytest.raises(TokenizerBroken, match="trust_remote_code is off; opt in"):
-        load_tokenizer("toy/remote", matrix=other)
+    plain = load_tokenizer("toy/remote", matrix=other)
+    skipped = plain.judgement.attempt("auto_map")
+    assert plain.verdict == "backend" and skipped is not None
+    assert "trust_remote_code is off; opt in" in (skipped.detail or "")
     assert not canary.exists()
 
 

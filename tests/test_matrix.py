@@ -657,7 +657,7 @@ def test_case_keys_and_outcomes_are_documented() -> None:
         "acknowledge",
     }
     assert all(CASE_KEYS.values())
-    assert OUTCOMES == ("native", "auto_map", "alias", "broken")
+    assert OUTCOMES == ("native", "auto_map", "alias", "backend", "broken")
 
 
 # --- Case.expected_for ----------------------------------------------------------------------------

@@ -53,7 +53,7 @@ def ladder_matrix(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) ->
         "  - {id: alias, snapshot: alias, expect: alias}\n"
         "  - {id: broken, snapshot: broken, expect: broken}\n"
         "  - {id: remote, snapshot: remote, expect: auto_map, trust_remote_code: true}\n"
-        "  - {id: remote-no-optin, snapshot: remote-no-optin, expect: broken}\n",
+        "  - {id: remote-no-optin, snapshot: remote-no-optin, expect: backend}\n",
     )
 
 
@@ -66,7 +66,7 @@ def test_every_verdict_of_the_ladder(pytester: pytest.Pytester, ladder_matrix: P
         "alias": "alias",
         "broken": "broken",
         "remote": "auto_map",
-        "remote-no-optin": "broken",
+        "remote-no-optin": "backend",
     }
     # The records travel on the test reports, not in user_properties: the JUnit XML carries none of them.
     junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
@@ -86,7 +86,7 @@ def test_every_verdict_of_the_ladder(pytester: pytest.Pytester, ladder_matrix: P
         [
             "*case*model_type*expected*verdict*parity*remedy*",
             "*alias*alias*match*",
-            "note: remote-no-optin: the static view predicts auto_map, the measured verdict is broken*",
+            "note: remote-no-optin: the static view predicts auto_map, the measured verdict is backend*",
         ]
     )
 
@@ -132,7 +132,7 @@ def test_report_is_written_once_and_complete(
         "alias": "alias",
         "broken": "broken",
         "remote": "auto_map",
-        "remote-no-optin": "broken",
+        "remote-no-optin": "backend",
     }
     native = cases["native"]
     assert native["static"]["registered_natively"] is True
@@ -148,7 +148,8 @@ def test_remote_code_never_runs_without_opt_in(
     canary = pytester.path / "canary"
     monkeypatch.setenv("TOKCOMPAT_CANARY", str(canary))
     toys.remote_toy(pytester.path / "remote")
-    matrix = write_matrix(pytester.path, "  - {id: remote, snapshot: remote, expect: broken}\n")
+    # without the opt-in its tokenizer.json is loaded as it is (the backend override): no code runs
+    matrix = write_matrix(pytester.path, "  - {id: remote, snapshot: remote, expect: backend}\n")
     run(pytester, matrix).assert_outcomes(passed=1, skipped=1)
     assert not canary.exists(), "the checkpoint's code ran although the entry did not opt in"
     matrix = write_matrix(
@@ -196,7 +197,7 @@ def test_bad_matrix_reports_every_problem_with_file_and_line(pytester: pytest.Py
         [
             "*the matrix has 4 problem(s)*",
             "*models.yaml:4: case 'one': snapshot folder*does not exist*",
-            "*models.yaml:5: case 'one': unknown outcome 'natve'; use one of native, auto_map, alias, broken*",
+            "*models.yaml:5: case 'one': unknown outcome 'natve'; use one of native, auto_map, alias, backend, broken*",
             "*models.yaml:8: case 'two': ranges '<5.5' and '>=5.4' overlap*",
             "*models.yaml:9: case 'two': unknown key 'colour'*",
         ]

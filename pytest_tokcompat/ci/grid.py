@@ -51,6 +51,12 @@ class Cell:
     source: str = ""
     dimensions: str = ""
     """Contract dimensions that drifted in some attempt, and those acknowledged (``ack: decode``)."""
+    findings: list[str] = field(default_factory=list)
+    """Unacknowledged findings of the verdict's remedy (right ids, but e.g. the default call drifts)."""
+    repairs: list[str] = field(default_factory=list)
+    """Repairs applied on top of the verdict's remedy (``declared_special_tokens``)."""
+    local: str | None = None
+    """Where the client's repo id is name-keyed in transformers: the verdict for a local copy by its path."""
     details: dict[str, Any] = field(default_factory=dict)
     """What a reader wants on hover: the remedy, each attempt, the drifting dimension and probe, the error."""
 
@@ -201,7 +207,7 @@ def _details(record: Mapping[str, Any]) -> dict[str, Any]:
     or newer than this reader): the remedy, the attempts, the drifting dimension and probe, the error."""
     details: dict[str, Any] = {}
     verdict = record.get("verdict")
-    if verdict in ("native", "auto_map", "alias"):
+    if verdict in ("native", "auto_map", "alias", "backend"):
         details["remedy"] = verdict
     attempts = [a for a in record.get("attempts", []) if isinstance(a, Mapping)]
     if attempts:
@@ -238,8 +244,13 @@ def _details(record: Mapping[str, Any]) -> dict[str, Any]:
     return details
 
 
+def _strings(value: Any) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
 def _cell(record: Mapping[str, Any], source: Path) -> Cell:
     state = record.get("state") if record.get("kind") == ALIAS else record.get("verdict")
+    local = record.get("local")
     return Cell(
         verdict=str(state or record["status"]),
         expected=record.get("expected"),
@@ -249,6 +260,9 @@ def _cell(record: Mapping[str, Any], source: Path) -> Cell:
         source=str(source),
         dimensions=_dimension_note(record),
         details=_details(record),
+        findings=_strings(record.get("findings")),
+        repairs=_strings(record.get("repairs")),
+        local=str(local["verdict"]) if isinstance(local, Mapping) and local.get("verdict") else None,
     )
 
 
@@ -447,13 +461,21 @@ def render(grid: Grid, form: str) -> str:
     return scrub(render_markdown(grid))
 
 
+MARK_FINDING = "⚠"
+REPAIR_LABELS = {"declared_special_tokens": "declared-bos/eos"}
+
+
 def _cell_text(cell: Cell | None) -> str:
     if cell is None:
         return "—"
     marks = cell.marks()
     text = f"{cell.verdict} {marks}".strip()
+    text += "".join(f" +{REPAIR_LABELS.get(repair, repair)}" for repair in cell.repairs)
+    text += "".join(f" {MARK_FINDING}{finding}" for finding in cell.findings)
     if cell.dimensions:
         text += f" [{cell.dimensions}]"
+    if cell.local is not None and cell.local != cell.verdict:
+        text += f" (local folder: {cell.local})"
     if cell.unexpected and cell.expected and cell.expected != cell.verdict:
         text += f" (expected {cell.expected})"
     return text

@@ -32,6 +32,10 @@ COLOURS = {
     "native": ("#d8f5d0", "native: plain AutoTokenizer loads it with right ids"),
     "auto_map": ("#d6e8ff", "auto_map: right ids only with trust_remote_code (the checkpoint's own code)"),
     "alias": ("#fff2c2", "alias: right ids only through a config alias"),
+    "backend": (
+        "#f3dcff",
+        "backend: right ids only with the backend override (tokenizer.json loaded with the fast backend as it is)",
+    ),
     "broken": (
         "#ffc9c9",
         "broken: no remedy loads it with right ids (an alias row: needed, but as declared it gives no right ids)",
@@ -51,6 +55,9 @@ MARKS = {
     "[dimension]": "the contract dimension a drifting remedy failed on (ids, default_call, special_tokens, "
     "decode, chat_template)",
     "[ack: …]": "a drift the matrix acknowledges for that release",
+    "⚠finding": "right ids, but a finding the matrix does not acknowledge (default_call, special_tokens, decode, "
+    "chat_template, special_text), with its consequence on hover",
+    "+repair": "a repair applied on top of the remedy (declared-bos/eos: the declared BOS/EOS restored)",
 }
 LOADER_COLOURS = {
     "ok": ("#d8f5d0", "loader:NAME ok: a client's own loader gives right ids (information, no verdict)"),
@@ -141,6 +148,12 @@ def _cell_details(cell: Cell, release: str) -> list[tuple[str, str]]:
         rows.append(("why", str(details.get("why") or cell.message)))
     if cell.dimensions:
         rows.append(("dimensions", cell.dimensions))
+    if cell.findings:
+        rows.append(("findings", ", ".join(cell.findings)))
+    if cell.repairs:
+        rows.append(("repairs", ", ".join(cell.repairs)))
+    if cell.local is not None:
+        rows.append(("local folder", cell.local))
     if cell.source:
         rows.append(("report", cell.source))
     return rows

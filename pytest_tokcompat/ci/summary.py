@@ -15,6 +15,7 @@ REMEDY_TEXT = {
     Verdict.NATIVE.value: "plain AutoTokenizer",
     Verdict.AUTO_MAP.value: "trust_remote_code=True",
     Verdict.ALIAS.value: "tokcompat alias",
+    Verdict.BACKEND.value: "fast-backend override",
     Verdict.BROKEN.value: "none works",
     Verdict.NOT_CHECKED.value: "-",
 }
@@ -39,6 +40,12 @@ def _parity_cell(record: dict[str, Any]) -> str:
     ]
     if acknowledged:
         text += f" (ack: {', '.join(acknowledged)})"
+    findings = record.get("findings")
+    for finding in findings if isinstance(findings, list) else []:
+        text += f" ⚠{finding}"
+    repairs = record.get("repairs")
+    for repair in repairs if isinstance(repairs, list) else []:
+        text += f" +{repair}"
     return text
 
 

@@ -22,6 +22,10 @@ UNEXPECTED_VERDICT, OBSOLETE_ALIAS, NATIVE_DRIFT = (
     AlarmKind.OBSOLETE_ALIAS,
     AlarmKind.NATIVE_DRIFT,
 )
+REPAIR_TEXT = {
+    "backend": "the backend override (tokenizer.json loaded with the fast backend as it is)",
+    "declared_special_tokens": "the declared BOS/EOS repair",
+}
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,39 @@ def verdict_alarm(case_id: str, expected: str, judgement: Judgement) -> Alarm | 
     if got == expected or got == "not-checked":
         return None
     model_type = judgement.model_type
+    if expected == "backend" and got == "native":
+        return Alarm(
+            AlarmKind.OBSOLETE_REPAIR,
+            case_id,
+            version,
+            f"expected backend, got native: plain AutoTokenizer keeps parity under transformers {version}, so "
+            f"{REPAIR_TEXT['backend']} is obsolete from {version} for {case_id}"
+            + (f" (loaded as {judgement.target.name})" if judgement.target is not None else ""),
+            f"retire the shim for this release and later: expect native for '{_release_range(version)}' in "
+            "the matrix (and drop the class override from your client where it loads this checkpoint)",
+        )
+    if got == "backend":
+        chosen = judgement.chosen
+        native = judgement.attempt("native")
+        why = (
+            f" (plain loading: {native.status}: {native.detail})"
+            if native is not None and native.detail
+            else ""
+        )
+        return Alarm(
+            UNEXPECTED_VERDICT,
+            case_id,
+            version,
+            f"expected {expected}, got backend: under transformers {version} only {REPAIR_TEXT['backend']} "
+            f"gives right ids for {case_id}{why}"
+            + (
+                f"; it loads as {chosen.tokenizer_class}"
+                if chosen is not None and chosen.tokenizer_class
+                else ""
+            ),
+            f"a repair is needed from {version}: load it with TokenizersBackend.from_pretrained (load_tokenizer() "
+            f"does), and expect backend for '{_release_range(version)}' in the matrix",
+        )
     if expected == "alias" and got == "native":
         why = (
             f"transformers {version} registers {model_type} natively"
@@ -80,6 +117,29 @@ def verdict_alarm(case_id: str, expected: str, judgement: Judgement) -> Alarm | 
         message = f"expected {expected}, got {got} under transformers {version}"
         action = f"if this is the new normal, expect {got} for '{_release_range(version)}' in the matrix"
     return Alarm(UNEXPECTED_VERDICT, case_id, version, message, action)
+
+
+def findings_alarm(case_id: str, judgement: Judgement) -> Alarm | None:
+    """Right ids, but findings the matrix entry does not acknowledge: each named with its consequence."""
+    from pytest_tokcompat.model import CONSEQUENCES
+
+    findings = judgement.findings
+    if not findings or judgement.verdict not in ("native", "auto_map", "alias", "backend"):
+        return None
+    version = judgement.transformers_version
+    repaired = (
+        f" (repaired by {', '.join(judgement.repairs)} in load_tokenizer())" if judgement.repairs else ""
+    )
+    told = "; ".join(f"{name}: {CONSEQUENCES.get(name, name)}" for name in findings)
+    return Alarm(
+        AlarmKind.UNACKNOWLEDGED_FINDING,
+        case_id,
+        version,
+        f"{judgement.verdict} with right ids on ordinary text under transformers {version}, and findings the "
+        f"matrix does not acknowledge: {told}",
+        f"if this is known and accepted, acknowledge {', '.join(findings)} for '{_release_range(version)}' in "
+        f"the entry's acknowledge: with the reason; else report it upstream{repaired}",
+    )
 
 
 def alias_alarms(alias: Alias, judgements: list[tuple[str, Judgement]]) -> list[Alarm]:

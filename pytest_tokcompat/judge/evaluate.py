@@ -24,7 +24,7 @@ from pytest_tokcompat.errors import (
     SnapshotError,
     TokcompatError,
 )
-from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, verdict_alarm
+from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, findings_alarm, verdict_alarm
 from pytest_tokcompat.judge.cache import JudgeCache
 from pytest_tokcompat.judge.ladder import (
     DEFAULT_LIMITS,
@@ -39,7 +39,8 @@ from pytest_tokcompat.judge.verdicts import VerdictCache, key_fields, key_of
 from pytest_tokcompat.matrix.aliases import Alias, effective_registry
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case, load_matrix
-from pytest_tokcompat.model import FAILED_ATTEMPTS, AliasState, AttemptStatus, CaseStatus, Verdict
+from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AliasState, AttemptStatus, CaseStatus, Verdict
+from pytest_tokcompat.sources.names import load_target
 from pytest_tokcompat.sources.resolve import Checkpoint, MatchedBy, Source, identify, resolve
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
@@ -260,10 +261,14 @@ def evaluate(
         outcome.message = f"{who}: not checked: {judgement.parity.reason}"
         return outcome
     alarm = verdict_alarm(subject, expected, judgement) if expected is not None else None
+    if alarm is None and expected is not None:
+        alarm = findings_alarm(subject, judgement)
     if alarm is not None:
         outcome.status = FAILED
         outcome.alarms.append(alarm)
         outcome.message = f"{where}: {alarm.message}\n  what to do: {alarm.action}"
+        if alarm.kind == AlarmKind.UNACKNOWLEDGED_FINDING:
+            outcome.message += "\n  " + judgement.parity.describe()
         outcome.message += "\n" + describe_attempts(judgement)
     else:
         outcome.message = f"{judgement.verdict}: {judgement.parity.describe()}"
@@ -348,6 +353,7 @@ def _ladder_for(
         limits=limits,
         loaders=loaders,
         acknowledged=acknowledged,
+        target=load_target(checkpoint),
     )
 
 
@@ -467,11 +473,24 @@ def model_type_of(case: Case) -> str | None:
 
 
 def describe_attempts(judgement: Judgement) -> str:
-    lines = [f"  attempts under transformers {judgement.transformers_version}:"]
-    for attempt in judgement.attempts:
+    target = judgement.target
+    by = f", loaded by {target.describe()}" if target is not None else ""
+    lines = [f"  attempts under transformers {judgement.transformers_version}{by}:"]
+    local = [(f"{a.remedy} (local folder)", a) for a in judgement.local]
+    for name, attempt in [(a.remedy, a) for a in (*judgement.attempts, *judgement.repair_attempts)] + local:
         detail = f": {attempt.detail}" if attempt.detail else ""
         loaded = f" ({attempt.tokenizer_class})" if attempt.tokenizer_class else ""
-        lines.append(f"    {attempt.remedy:<9} {attempt.status}{loaded}{detail}")
+        found = f" findings: {', '.join(attempt.findings)}" if attempt.findings else ""
+        lines.append(f"    {name:<9} {attempt.status}{loaded}{detail}{found}")
+    if judgement.repairs:
+        lines.append(
+            f"  repairs that clear a finding: {', '.join(judgement.repairs)} (load_tokenizer() applies them)"
+        )
+    if judgement.local:
+        lines.append(
+            f"  the same files by their folder path (a local copy) give {judgement.local_verdict}: transformers "
+            f"chooses its class by the name ({', '.join(judgement.static.name_keyed)})"
+        )
     return "\n".join(lines)
 
 

@@ -1,8 +1,13 @@
 """The verdict ladder: the least remedy with which AutoTokenizer loads a checkpoint AND tokenizes right.
 
 Remedies are tried in order of how much they ask of a user: plain loading, the
-checkpoint's own code (only where the entry opts in), then our config alias. A
-remedy that loads but gives other ids is not a remedy. Every attempt runs in a
+checkpoint's own code (only where the entry opts in), our config alias, then the backend
+override (tokenizer.json loaded with the fast backend as it is). A remedy that loads but
+gives other ids on ordinary text is not a remedy; what else drifts is a finding beside the
+verdict, and a repair (the declared BOS/EOS) is tried on the verdict's remedy where one
+would clear a finding. Each attempt loads the checkpoint by the name the client gives
+(``LoadTarget``: a hub repo id from the hub cache, a folder by its path as given), since
+transformers chooses classes by that name. Every attempt runs in a
 child process of its own (``judge/child.py``), so nothing one attempt does (a
 monkeypatch, an exit, a panic, a hang, a thread, a flood of output) reaches the
 next attempt, the next case or the caller; a checkpoint the judge could not
@@ -26,7 +31,7 @@ from typing import Any
 
 from pytest_tokcompat.credentials import without_credentials
 from pytest_tokcompat.errors import CheckpointError
-from pytest_tokcompat.judge.contract_checks import ContractTruth
+from pytest_tokcompat.judge.contract_checks import ContractTruth, frozen_clock
 from pytest_tokcompat.judge.isolation import isolated_transformers
 from pytest_tokcompat.judge.parity import (
     MATCH,
@@ -45,7 +50,8 @@ from pytest_tokcompat.judge.remedies import register_alias
 from pytest_tokcompat.judge.static import TOKENIZER_FILES, StaticView, special_tokens, static_view
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
-from pytest_tokcompat.model import AttemptStatus, Remedy, Verdict
+from pytest_tokcompat.model import AttemptStatus, Dimension, Remedy, Repair, Verdict
+from pytest_tokcompat.sources.names import LoadTarget
 
 REMEDIES = tuple(Remedy)
 BROKEN, UNCHECKED = Verdict.BROKEN, Verdict.NOT_CHECKED
@@ -151,9 +157,16 @@ class Attempt:
     stderr: str | None = None
     undecided: bool = False
     """The judge's own limit (time, memory) or failure stopped it: says nothing about the remedy."""
+    loaded_as: str | None = None
+    """The name ``from_pretrained`` was given (a repo id, or a folder's path as given)."""
 
     def __post_init__(self) -> None:
         self.status = AttemptStatus(self.status)
+
+    @property
+    def findings(self) -> list[str]:
+        """The unacknowledged findings of an attempt with right ids."""
+        return self.parity.findings() if self.parity is not None and self.status == OK else []
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -169,6 +182,8 @@ class Attempt:
             "stderr": self.stderr,
             "dimensions": self.parity.dimensions if self.parity else {},
             "probe_counts": self.parity.probe_counts if self.parity else {},
+            "findings": self.findings,
+            "loaded_as": self.loaded_as,
         }
 
     @classmethod
@@ -186,6 +201,7 @@ class Attempt:
             stdout=data.get("stdout"),
             stderr=data.get("stderr"),
             undecided=bool(data.get("undecided")),
+            loaded_as=data.get("loaded_as"),
         )
 
 
@@ -208,10 +224,44 @@ class Judgement:
     probe_texts: list[str] | None = field(default=None, repr=False, compare=False)
     verdict_cache: dict[str, Any] | None = field(default=None, compare=False)
     """Where the verdict cache on disk was involved: {state: hit | stored | not-stored, path}."""
+    repairs: list[str] = field(default_factory=list)
+    """The repairs applied on top of the verdict's remedy (each cleared a finding, ids still right)."""
+    repair_attempts: list[Attempt] = field(default_factory=list)
+    local: list[Attempt] = field(default_factory=list)
+    """Where the client's name is a repo id that transformers' name-keyed rules match: the same files
+    loaded by their folder path (what a user of a local copy gets), judged beside the verdict."""
+    target: LoadTarget | None = field(default=None, compare=False)
 
     @property
     def model_type(self) -> str | None:
         return self.static.model_type
+
+    @property
+    def chosen(self) -> Attempt | None:
+        """The verdict's attempt."""
+        return next((a for a in self.attempts if a.remedy == self.verdict), None)
+
+    @property
+    def findings(self) -> list[str]:
+        """What drifts on the verdict's remedy as the client loads it (a matrix entry acknowledges these)."""
+        chosen = self.chosen
+        return chosen.findings if chosen is not None else []
+
+    @property
+    def remaining_findings(self) -> list[str]:
+        """What still drifts once the repairs are applied (what ``load_tokenizer()`` hands back)."""
+        repaired = next((a for a in reversed(self.repair_attempts) if a.status == OK), None)
+        if self.repairs and repaired is not None:
+            return repaired.findings
+        return self.findings
+
+    @property
+    def local_verdict(self) -> str | None:
+        """The least remedy with right ids for the local copy, where it was judged (else None)."""
+        if not self.local:
+            return None
+        ok = next((a for a in self.local if a.status == OK), None)
+        return ok.remedy if ok is not None else BROKEN
 
     def attempt(self, remedy: str) -> Attempt | None:
         return next((a for a in self.attempts if a.remedy == remedy), None)
@@ -231,6 +281,19 @@ class Judgement:
             "probe_texts": self.texts,
             "ground_truth": self.truth_source,
             "remote_files_ran": self.remote_files_ran,
+            "findings": self.findings,
+            "repairs": list(self.repairs),
+            "remaining_findings": self.remaining_findings,
+            **(
+                {"repair_attempts": [a.to_json() for a in self.repair_attempts]}
+                if self.repair_attempts
+                else {}
+            ),
+            **(
+                {"local": {"verdict": self.local_verdict, "attempts": [a.to_json() for a in self.local]}}
+                if self.local
+                else {}
+            ),
             **({"loaders": [result.to_json() for result in self.loaders]} if self.loaders else {}),
         }
 
@@ -245,6 +308,9 @@ class Judgement:
             attempts=[Attempt.from_json(attempt) for attempt in data["attempts"]],
             texts=int(data["probe_texts"]),
             truth_source=data.get("ground_truth"),
+            repairs=[str(r) for r in data.get("repairs") or []],
+            repair_attempts=[Attempt.from_json(a) for a in data.get("repair_attempts") or []],
+            local=[Attempt.from_json(a) for a in (data.get("local") or {}).get("attempts") or []],
         )
 
 
@@ -307,19 +373,38 @@ def transformers_version() -> str:
         return str(transformers.__version__)
 
 
-def load_with(folder: Path, remedy: str, alias: Alias | None = None) -> Any:
-    """Load the tokenizer as one remedy prescribes; call inside ``isolated_transformers()``."""
+def load_with(
+    folder: Path,
+    remedy: str,
+    alias: Alias | None = None,
+    target: LoadTarget | None = None,
+    repairs: Sequence[str] = (),
+) -> Any:
+    """Load the tokenizer as one remedy prescribes, by the client's name, with ``repairs`` applied on top;
+    call inside ``isolated_transformers()``."""
+    import transformers
     from transformers import AutoTokenizer
 
+    from pytest_tokcompat.judge.repairs import apply_repair
+
+    target = target or LoadTarget(str(folder))
+    name, kwargs = target.name, target.kwargs()
     if remedy == "alias":
         if alias is None:
             raise ValueError("the alias remedy needs an alias")
         register_alias(alias)
         if alias.tokenizer_class:
-            import transformers
-
-            return getattr(transformers, alias.tokenizer_class).from_pretrained(str(folder))
-    return AutoTokenizer.from_pretrained(str(folder), trust_remote_code=remedy == "auto_map")
+            tokenizer = getattr(transformers, alias.tokenizer_class).from_pretrained(name, **kwargs)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(name, **kwargs)
+    elif remedy == "backend":
+        backend = getattr(transformers, "TokenizersBackend", None) or transformers.PreTrainedTokenizerFast
+        tokenizer = backend.from_pretrained(name, **kwargs)
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=remedy == "auto_map", **kwargs)
+    for repair in repairs:
+        apply_repair(tokenizer, repair, folder)
+    return tokenizer
 
 
 def _skip_reason(remedy: str, view: StaticView, trust_remote_code: bool, alias: Alias | None) -> str | None:
@@ -332,6 +417,8 @@ def _skip_reason(remedy: str, view: StaticView, trust_remote_code: bool, alias: 
                 "true` in its matrix entry, `tokcompat check --trust-remote-code`, or "
                 "load_tokenizer(..., trust_remote_code=True)"
             )
+    if remedy == "backend" and "tokenizer.json" not in view.tokenizer_files:
+        return "the checkpoint ships no tokenizer.json for the fast backend to load as it is"
     if remedy == "alias":
         if alias is None and not view.has_config:
             return "the checkpoint has no config.json (tokenizer-only): no model_type, so no alias applies"
@@ -372,6 +459,10 @@ class Job:
     max_memory_mb: float | None
     loader: ClientLoader | None = None
     """A client's own loader to call instead of a remedy (``remedy`` is then None)."""
+    target: LoadTarget | None = None
+    """The name the client loads it by (None: the folder's path)."""
+    repairs: list[str] = field(default_factory=list)
+    """Repairs to apply on top of ``remedy`` (their names join the attempt's: ``native+declared_special_tokens``)."""
     acknowledged: dict[str, str] = field(default_factory=dict)
     """The contract dimensions the matrix entry acknowledges for this release, with the reason."""
 
@@ -412,7 +503,8 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
     """
     folder = Path(job.folder)
     try:
-        view = static_view(folder, job.registry) if job.view is None else _view_from(job.view)
+        name = job.target.name if job.target is not None else None
+        view = static_view(folder, job.registry, name) if job.view is None else _view_from(job.view)
         if job.view is None:
             emit({"kind": "view", "view": asdict(view)})
         if job.texts is None:
@@ -425,7 +517,8 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
     if job.remedy is None and job.loader is None:
         return
     emit({"kind": "phase", "phase": "load"})
-    attempt = Attempt(job.remedy or f"loader:{job.loader.name if job.loader else ''}", LOAD_ERROR)
+    attempt = Attempt(attempt_name(job), LOAD_ERROR)
+    attempt.loaded_as = job.target.name if job.target is not None else str(folder)
     started = time.perf_counter()
     caught: tuple[type[BaseException], ...] = (BaseException,) if contain else (Exception,)
     with _transformers_warnings() as messages:
@@ -433,7 +526,7 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
             if job.loader is not None:
                 loaded = call_client_loader(folder, job.loader)
             else:
-                loaded = load_with(folder, job.remedy or "native", job.alias)
+                loaded = load_with(folder, job.remedy or "native", job.alias, job.target, job.repairs)
         except caught as error:  # any failure to load is this attempt's result
             if isinstance(error, LoadTimeout):  # in-process only: the caller's time limit
                 raise
@@ -447,7 +540,8 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
                     _encode_all(loaded, texts)  # no truth to compare with: does it encode at all?
                     attempt.parity = Parity(NOT_CHECKED, reason=truth_error)
                 else:
-                    attempt.parity = check_parity(loaded, truth, texts)
+                    with frozen_clock():
+                        attempt.parity = check_parity(loaded, truth, texts)
             except caught as error:  # a tokenizer that loads but cannot encode is no remedy
                 if isinstance(error, LoadTimeout):
                     raise
@@ -465,6 +559,13 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
     attempt.seconds = time.perf_counter() - started
     attempt.warnings = list(messages)
     emit({"kind": "attempt", "attempt": {**attempt.to_json(), "undecided": attempt.undecided}})
+
+
+def attempt_name(job: Job) -> str:
+    """``native``, ``native+declared_special_tokens`` (a repair on a remedy), ``loader:NAME``."""
+    if job.loader is not None:
+        return f"loader:{job.loader.name}"
+    return "+".join([job.remedy or "native", *job.repairs])
 
 
 def _memory_hint(error: BaseException, job: Job) -> str:
@@ -648,10 +749,14 @@ def judge(
     limits: Limits = DEFAULT_LIMITS,
     loaders: Sequence[ClientLoader] = (),
     acknowledged: dict[str, str] | None = None,
+    target: LoadTarget | None = None,
 ) -> Judgement:
     """Run the ladder on one checkpoint folder under the installed transformers.
 
-    Each attempt runs in a child process. ``record_as`` (a case id) records golden ids that are
+    Each attempt loads ``folder``'s files by ``target`` (the name the client gives; by default the
+    folder's path) and runs in a child process. Where the verdict's attempt has a default-call
+    finding that the declared BOS/EOS repair clears, the repair is recorded; where ``target`` is a
+    repo id matched by transformers' name-keyed rules, the folder path is judged too (``local``). ``record_as`` (a case id) records golden ids that are
     missing, from an independent implementation of the checkpoint's own format, where the checkpoint
     has no tokenizer.json; ``keep_tokenizer`` loads the verdict's remedy once more, in this process,
     after the judgement, for fixtures and ``load_tokenizer()``. Each of ``loaders`` (a client's own
@@ -681,6 +786,7 @@ def judge(
         "record": record,
         "limits": limits,
         "acknowledged": dict(acknowledged or {}),
+        "target": target,
     }
     for remedy in REMEDIES:
         if stop is not None:
@@ -702,6 +808,9 @@ def judge(
             break
     recorded = _write_recorded(found, record_as, golden_path) if record else None
     verdict, parity = _verdict(attempts, found, refusal)
+    chosen = next((a for a in attempts if a.remedy == verdict), None)
+    repairs, repair_attempts = _try_repairs(folder, chosen, found, given, limits)
+    local = _judge_local(folder, target, verdict, found, given, limits)
     judgement = Judgement(
         transformers_version=child.server_version() or transformers_version(),
         static=found.view or _unread_view(),
@@ -713,11 +822,72 @@ def judge(
         recorded=recorded,
         truth=found.truth,
         probe_texts=found.texts,
+        repairs=repairs,
+        repair_attempts=repair_attempts,
+        local=local,
+        target=target,
     )
     judgement.loaders = [_judge_loader(folder, loader, found, given, limits, stop) for loader in loaders]
     if keep_tokenizer and verdict in (*REMEDIES, UNCHECKED):
         judgement.tokenizer = load_here(folder, judgement, registry)
     return judgement
+
+
+def _try_repairs(
+    folder: Path, chosen: Attempt | None, found: _Found, given: dict[str, Any], limits: Limits
+) -> tuple[list[str], list[Attempt]]:
+    """The declared BOS/EOS repair on the verdict's remedy, where the default call is a finding it may
+    clear; kept only where the repaired tokenizer keeps right ids and the finding is gone."""
+    from pytest_tokcompat.judge import child
+    from pytest_tokcompat.judge.repairs import declared_special_tokens_applicable
+
+    if chosen is None or str(Dimension.DEFAULT_CALL) not in chosen.findings or found.truth is None:
+        return [], []
+    contract = found.truth.contract
+    if contract is None or not declared_special_tokens_applicable(contract.declared):
+        return [], []
+    repair = str(Repair.DECLARED_SPECIAL_TOKENS)
+    alias = _alias_for(found, given)
+    job = _job(folder, chosen.remedy, alias if chosen.remedy == "alias" else None, found, **given)
+    job.repairs = [repair]
+    attempt = _absorb(child.run(job, limits.load_timeout), attempt_name(job), found, limits.load_timeout)
+    cleared = attempt.status == OK and str(Dimension.DEFAULT_CALL) not in attempt.findings
+    return ([repair] if cleared else []), [attempt]
+
+
+def _alias_for(found: _Found, given: dict[str, Any]) -> Alias | None:
+    from pytest_tokcompat.matrix.aliases import find_alias
+
+    return find_alias(found.view.model_type, given["registry"]) if found.view is not None else None
+
+
+def _judge_local(
+    folder: Path,
+    target: LoadTarget | None,
+    verdict: str,
+    found: _Found,
+    given: dict[str, Any],
+    limits: Limits,
+) -> list[Attempt]:
+    """Where the client's repo id is matched by a name-keyed rule, the same files by their folder path:
+    plain loading, then the backend override where that drifts (what a user of a local copy gets)."""
+    from pytest_tokcompat.judge import child
+
+    if target is None or not target.by_repo_id or found.view is None or not found.view.name_keyed:
+        return []
+    if verdict not in REMEDIES or found.texts is None:
+        return []
+    local_given = {**given, "target": LoadTarget(str(folder))}
+    attempts: list[Attempt] = []
+    for remedy in ("native", "backend"):
+        if _skip_reason(remedy, found.view, False, None):
+            break
+        run = child.run(_job(folder, remedy, None, found, **local_given), limits.load_timeout)
+        attempt = _absorb(run, remedy, found, limits.load_timeout)
+        attempts.append(attempt)
+        if attempt.status in (OK, AttemptStatus.NOT_CHECKED):
+            break
+    return attempts
 
 
 def _judge_loader(
@@ -795,9 +965,10 @@ def import_in_background() -> None:
 def ids_parity(tokenizer: Any, truth: Truth, texts: list[str]) -> Parity:
     """The ids dimension alone: every probe text with a ground truth, encoded as the matrix encodes it."""
     checked = 0
+    special = set(truth.special_texts)
     for text in texts:
         expected = truth.ids.get(text)
-        if expected is None:
+        if expected is None or text in special:
             continue
         actual = list(tokenizer.encode(text, add_special_tokens=False))
         if actual != expected:
@@ -826,13 +997,14 @@ def load_here(
     alias = find_alias(judgement.model_type, dict(REGISTRY if registry is None else registry))
     with isolated_transformers():
         try:
-            tokenizer = load_with(folder, chosen.remedy, alias)
+            tokenizer = load_with(folder, chosen.remedy, alias, judgement.target, judgement.repairs)
             truth = judgement.truth
             parity: Parity | None
             if truth is not None and ids_only:
                 parity = ids_parity(tokenizer, truth, judgement.probe_texts)
             else:
-                parity = check_parity(tokenizer, truth, judgement.probe_texts) if truth else None
+                with frozen_clock():
+                    parity = check_parity(tokenizer, truth, judgement.probe_texts) if truth else None
         except Exception as error:
             judgement.parity = Parity(
                 NOT_CHECKED, reason=f"loads in a child process but not in this one: {_error_text(error)}"

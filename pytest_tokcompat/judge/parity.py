@@ -1,13 +1,16 @@
-"""Parity: does the loaded tokenizer keep the whole contract a client relies on?
+"""Parity: are the ids right, and which parts of the rest of the contract a client relies on drift?
 
-The ids dimension: the ids equal the ground truth and decoding them round-trips.
-The ground truth is the checkpoint's own tokenizer.json read by the ``tokenizers``
-library, which is what serving stacks use; where a checkpoint has none (tiktoken,
-sentencepiece) it is golden ids recorded beside the matrix. Texts without a
-ground truth are reported as not checked, never as matching. The other dimensions
-(the default call, special tokens, decode, chat template) are checked by
-``contract_checks`` against what the checkpoint's files declare; a drift in any of
-them that the matrix does not acknowledge makes the tokenizer no remedy.
+The verdict's dimension is ids on ordinary text: the ids equal the ground truth on every probe
+without special or added token strings in it. The ground truth is what the checkpoint
+declares: its tokenizer.json read by the ``tokenizers`` library (what serving stacks use) with
+the added tokens of tokenizer_config.json's ``added_tokens_decoder`` applied, as transformers
+has always applied them; where a checkpoint has no tokenizer.json (tiktoken, sentencepiece) it
+is golden ids recorded beside the matrix. Texts without a ground truth are reported as not
+checked, never as matching. Everything else is a finding, graded by its consequence
+(``model.CONSEQUENCES``): ids of text with special-token strings, the raw decode round-trip,
+and the dimensions ``contract_checks`` compares with what the checkpoint's files declare (the
+default call, special tokens, decode, chat template). A finding never makes a tokenizer with
+right ids "broken"; a matrix entry that does not acknowledge it still fails.
 """
 
 from __future__ import annotations
@@ -25,13 +28,17 @@ from pytest_tokcompat.judge.contract_checks import (
     read_declared,
 )
 from pytest_tokcompat.judge.probes import Probe, ProbeKind
-from pytest_tokcompat.model import Dimension, DimensionStatus
+from pytest_tokcompat.model import CONSEQUENCES, Dimension, DimensionStatus
 
-MATCH, MISMATCH, DECODE_MISMATCH, NOT_CHECKED = "match", "mismatch", "decode-mismatch", "not-checked"
-CONTRACT_MISMATCH = "contract-mismatch"
-"""The ids match, but another dimension of the contract (default call, special tokens, decode, chat template)
-drifts and the matrix does not acknowledge it."""
-CONTRACT_ORDER = (Dimension.DECODE, Dimension.DEFAULT_CALL, Dimension.SPECIAL_TOKENS, Dimension.CHAT_TEMPLATE)
+MATCH, MISMATCH, NOT_CHECKED = "match", "mismatch", "not-checked"
+FINDING_ORDER = (
+    Dimension.SPECIAL_TEXT,
+    Dimension.DEFAULT_CALL,
+    Dimension.SPECIAL_TOKENS,
+    Dimension.CHAT_TEMPLATE,
+    Dimension.DECODE,
+)
+"""Findings by the weight of their consequence: token counts and model input first, displayed text last."""
 
 
 @dataclass
@@ -52,6 +59,8 @@ class Truth:
     """Derived probes without golden ids, by kind: reported as not checked (the golden file predates them)."""
     sources: dict[str, str] = field(default_factory=dict)
     """What a derived probe was drawn from (``ids 700-702 of 707``, ``special token '<|im_end|>' (id 2)``)."""
+    special_texts: list[str] = field(default_factory=list)
+    """Probe texts that contain a special or added token's string: their ids are a finding, not the verdict."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Truth:
@@ -74,7 +83,7 @@ class Parity:
     actual_text: str | None = None
     reason: str | None = None
     dimension: str | None = None
-    """The dimension of the first difference (ids, default_call, special_tokens, decode, chat_template)."""
+    """The dimension of the first difference (ids on ordinary text; for a match, the weightiest finding)."""
     kind: str | None = None
     """The probe kind of the first difference."""
     probe_source: str | None = None
@@ -97,6 +106,13 @@ class Parity:
     def acknowledged(self) -> list[str]:
         return [name for name, result in self.dimensions.items() if result.get("status") == "acknowledged"]
 
+    def findings(self) -> list[str]:
+        """The dimensions that drift and are not acknowledged, weightiest consequence first."""
+        drifting = {name for name, result in self.dimensions.items() if result.get("status") == "drift"}
+        drifting.discard(str(Dimension.IDS))
+        ordered = [str(name) for name in FINDING_ORDER if str(name) in drifting]
+        return ordered + sorted(drifting - set(ordered))
+
     def describe(self) -> str:
         kind = (
             f" ({self.kind} probe{', ' + self.probe_source if self.probe_source else ''})"
@@ -104,38 +120,37 @@ class Parity:
             else ""
         )
         if self.status == MATCH:
-            text = f"ids match the {self.source} on {self.checked} texts"
+            text = f"ids match the {self.source} on {self.checked} ordinary texts"
             if self.probe_counts:
                 text += " (" + ", ".join(f"{n} {k}" for k, n in self.probe_counts.items()) + ")"
             acknowledged = self.acknowledged()
             if acknowledged:
                 text += f"; acknowledged drift: {', '.join(acknowledged)}"
+            for name in self.findings():
+                text += "\n    " + describe_finding(name, self.dimensions.get(name, {}))
             return text
         if self.status == MISMATCH:
             return (
                 f"ids differ from the {self.source} on {self.text!r}{kind}:\n"
                 f"    expected {self.expected}\n    actual   {self.actual}"
             )
-        if self.status == DECODE_MISMATCH:
-            return (
-                f"decoding {self.expected} does not round-trip for {self.text!r}{kind}:\n"
-                f"    expected {self.expected_text!r}\n    actual   {self.actual_text!r}"
-            )
-        if self.status == CONTRACT_MISMATCH and self.dimension:
-            result = self.dimensions.get(self.dimension, {})
-            where = f" on {self.text!r}{kind}" if self.text is not None else ""
-            detail = f"\n    {result['reason']}" if result.get("reason") else ""
-            return (
-                f"ids match, but the {self.dimension} dimension drifts{where}: {result.get('call')}:\n"
-                f"    expected {result.get('expected')!r}\n    actual   {result.get('actual')!r}{detail}\n"
-                f"    (a remedy must keep the whole contract; if this drift is known and accepted, acknowledge "
-                f"'{self.dimension}' for this release in the matrix entry)"
-            )
         return f"not checked: {self.reason}"
 
 
+def describe_finding(name: str, result: dict[str, Any]) -> str:
+    """One finding as a client maintainer reads it: what it affects, then the first difference."""
+    where = f" on {result['text']!r}" if isinstance(result.get("text"), str) else ""
+    reason = f"; {result['reason']}" if result.get("reason") else ""
+    return (
+        f"finding {name}: {CONSEQUENCES.get(name, 'a part of the contract drifts')}. "
+        f"{result.get('call') or name}{where}: expected {result.get('expected')!r}, "
+        f"actual {result.get('actual')!r}{reason}"
+    )
+
+
 def reference_tokenizer(folder: Path) -> Any | None:
-    """The checkpoint's tokenizer.json parsed by ``tokenizers``; once per run where the run keeps a cache."""
+    """What the checkpoint declares, read by ``tokenizers``: its tokenizer.json with the added tokens of
+    tokenizer_config.json applied; once per run where the run keeps a cache."""
     path = folder / "tokenizer.json"
     if not path.is_file():
         return None
@@ -143,24 +158,98 @@ def reference_tokenizer(folder: Path) -> Any | None:
 
     cache = active_cache()
     if cache is None:
-        return _parse_reference(path)
-    stat = path.stat()
-    return cache.reference(
-        (str(path.resolve()), stat.st_size, stat.st_mtime_ns), lambda: _parse_reference(path)
-    )
+        return _parse_reference(folder)
+    key: tuple[Any, ...] = ()
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        try:
+            stat = (folder / name).stat()
+        except OSError:
+            key += (name, None)
+            continue
+        key += (str((folder / name).resolve()), stat.st_size, stat.st_mtime_ns)
+    return cache.reference(key, lambda: _parse_reference(folder))
 
 
-def _parse_reference(path: Path) -> Any:
+def _parse_reference(folder: Path) -> Any:
     from tokenizers import Tokenizer
 
     from pytest_tokcompat.errors import CheckpointError
 
+    path = folder / "tokenizer.json"
     try:
-        return Tokenizer.from_file(str(path))
+        reference = Tokenizer.from_file(str(path))
     except Exception as error:  # the tokenizers library raises a bare Exception for bad files
         raise CheckpointError(
             f"{path} is not a valid tokenizer.json ({str(error)[:200]}); re-download it"
         ) from None
+    add_declared_tokens(reference, folder)
+    return reference
+
+
+def declared_added_tokens(folder: Path) -> list[tuple[int, dict[str, Any]]]:
+    """tokenizer_config.json's ``added_tokens_decoder``, by id: (id, its entry), entries with a content only."""
+    from pytest_tokcompat.judge.probes import read_json_dict
+
+    decoder = read_json_dict(folder / "tokenizer_config.json").get("added_tokens_decoder")
+    found: list[tuple[int, dict[str, Any]]] = []
+    for key, value in decoder.items() if isinstance(decoder, dict) else []:
+        if str(key).isdigit() and isinstance(value, dict) and isinstance(value.get("content"), str):
+            found.append((int(key), value))
+    return sorted(found, key=lambda item: item[0])
+
+
+def add_declared_tokens(reference: Any, folder: Path) -> list[str]:
+    """Add the declared added tokens tokenizer.json lacks, with their flags, in id order; the contents added.
+
+    transformers applies ``added_tokens_decoder`` on every release (Qwen3.5 declares seven audio tokens,
+    248070-248076, that its tokenizer.json does not list); the reference must, or right ids look wrong.
+    """
+    from tokenizers import AddedToken
+
+    known = {int(i): str(t.content) for i, t in reference.get_added_tokens_decoder().items()}
+    added: list[str] = []
+    for token_id, entry in declared_added_tokens(folder):
+        content = str(entry["content"])
+        if known.get(token_id) == content or reference.token_to_id(content) is not None:
+            continue
+        token = AddedToken(
+            content,
+            single_word=bool(entry.get("single_word", False)),
+            lstrip=bool(entry.get("lstrip", False)),
+            rstrip=bool(entry.get("rstrip", False)),
+            normalized=bool(entry.get("normalized", not entry.get("special", False))),
+            special=bool(entry.get("special", False)),
+        )
+        if token.special:
+            reference.add_special_tokens([token])
+        else:
+            reference.add_tokens([token])
+        added.append(content)
+    return added
+
+
+def special_strings(reference: Any, folder: Path) -> list[str]:
+    """The strings whose presence makes a text special: special tokens, and added tokens that are markup
+    (not plain words or whitespace), from the reference and tokenizer_config.json, longest first."""
+    found: set[str] = set()
+    entries: list[tuple[str, bool]] = [
+        (str(entry["content"]), bool(entry.get("special"))) for _, entry in declared_added_tokens(folder)
+    ]
+    if reference is not None:
+        entries += [(str(t.content), bool(t.special)) for t in reference.get_added_tokens_decoder().values()]
+    for content, special in entries:
+        markup = any(not (ch.isalnum() or ch.isspace()) for ch in content)
+        if content.strip() and (special or markup) and len(content) > 1:
+            found.add(content)
+    return sorted(found, key=len, reverse=True)
+
+
+def _special_texts(texts: list[str], kinds: dict[str, str], strings: list[str]) -> list[str]:
+    return [
+        text
+        for text in texts
+        if kinds.get(text) == str(ProbeKind.SPECIAL) or any(string in text for string in strings)
+    ]
 
 
 def read_golden(path: Path) -> tuple[dict[str, list[int]], dict[str, str]]:
@@ -245,9 +334,16 @@ def ground_truth(
     ids = {text: reference.encode(text, add_special_tokens=False).ids for text in texts}
     decoded = {text: reference.decode(ids[text], skip_special_tokens=False) for text in texts}
     truth = Truth("tokenizer.json (tokenizers library)", ids, decoded, kinds=kinds, sources=sources)
+    truth.special_texts = _special_texts(list(texts), kinds, special_strings(reference, folder))
     if contract:
         truth.contract = contract_truth(
-            read_declared(folder, reference), list(texts), kinds, truth.ids, truth.decoded, reference
+            read_declared(folder, reference),
+            list(texts),
+            kinds,
+            truth.ids,
+            truth.decoded,
+            reference,
+            special_texts=truth.special_texts,
         )
     return truth
 
@@ -282,6 +378,7 @@ def golden_truth(
         kinds=kinds,
         unchecked=unchecked,
         sources=dict(getattr(texts, "sources", {})),
+        special_texts=_special_texts(list(texts), kinds, special_strings(None, folder)),
     )
     if contract:
         truth.contract = contract_truth(read_declared(folder), list(texts), kinds, truth.ids, truth.decoded)
@@ -290,11 +387,16 @@ def golden_truth(
 
 def _ids_dimension(
     tokenizer: Any, truth: Truth, texts: list[str]
-) -> tuple[DimensionResult, DimensionResult, Parity | None, dict[str, int]]:
-    """ids (and the raw decode round-trip) over every probe; the first difference as the legacy Parity."""
+) -> tuple[DimensionResult, DimensionResult, DimensionResult, Parity | None, dict[str, int]]:
+    """ids over every probe: ordinary text (the verdict's dimension), text with special-token strings
+    (a finding), and the raw decode round-trip (a finding); the first ordinary difference as the Parity."""
     counts: dict[str, int] = {}
-    ids_result = DimensionResult(str(DimensionStatus.MATCH))
-    raw_result = DimensionResult(str(DimensionStatus.MATCH))
+    special = set(truth.special_texts)
+    results = {
+        "ids": DimensionResult(str(DimensionStatus.MATCH)),
+        "special_text": DimensionResult(str(DimensionStatus.MATCH)),
+        "decode": DimensionResult(str(DimensionStatus.MATCH)),
+    }
     first: Parity | None = None
     for text in texts:
         if text not in truth.ids:
@@ -302,57 +404,46 @@ def _ids_dimension(
         kind = truth.kinds.get(text, str(ProbeKind.BUILTIN))
         expected = truth.ids[text]
         actual = list(tokenizer.encode(text, add_special_tokens=False))
+        name = "special_text" if text in special else "ids"
+        result = results[name]
         if actual != expected:
-            ids_result.drifts[kind] = ids_result.drifts.get(kind, 0) + 1
-            if ids_result.status == DimensionStatus.MATCH:
-                ids_result = DimensionResult(
-                    str(DimensionStatus.DRIFT),
-                    ids_result.checked,
-                    kind,
-                    text,
+            result.drifts[kind] = result.drifts.get(kind, 0) + 1
+            if result.status == DimensionStatus.MATCH:
+                result.status, result.kind, result.text = str(DimensionStatus.DRIFT), kind, text
+                result.call, result.expected, result.actual = (
                     "encode(text, add_special_tokens=False)",
                     expected,
                     actual,
-                    drifts=ids_result.drifts,
                 )
-                first = first or Parity(
-                    MISMATCH, ids_result.checked, truth.source, text, expected, actual, kind=kind
-                )
+            if name == "ids" and first is None:
+                first = Parity(MISMATCH, result.checked, truth.source, text, expected, actual, kind=kind)
+        elif result.status == DimensionStatus.MATCH:
+            result.checked += 1
         decoded = tokenizer.decode(expected, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-        if decoded != truth.decoded[text] and raw_result.status == DimensionStatus.MATCH:
-            raw_result = DimensionResult(
-                str(DimensionStatus.DRIFT),
-                raw_result.checked,
-                kind,
-                text,
-                "decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)",
-                truth.decoded[text],
-                decoded,
-            )
-            first = first or Parity(
-                DECODE_MISMATCH,
-                ids_result.checked,
-                truth.source,
-                text,
-                expected,
-                None,
-                truth.decoded[text],
-                decoded,
-            )
+        raw = results["decode"]
+        if decoded != truth.decoded[text] and raw.status == DimensionStatus.MATCH:
+            raw.status, raw.kind, raw.text = str(DimensionStatus.DRIFT), kind, text
+            raw.call = "decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)"
+            raw.expected, raw.actual = truth.decoded[text], decoded
+        elif raw.status == DimensionStatus.MATCH:
+            raw.checked += 1
         counts[kind] = counts.get(kind, 0) + 1
-        if ids_result.status == DimensionStatus.MATCH:
-            ids_result.checked += 1
-        if raw_result.status == DimensionStatus.MATCH:
-            raw_result.checked += 1
-    return ids_result, raw_result, first, counts
+    if not any(text in truth.ids for text in truth.special_texts):
+        results["special_text"] = DimensionResult(
+            str(DimensionStatus.ABSENT), reason="no probe text holds a special or added token's string"
+        )
+    return results["ids"], results["special_text"], results["decode"], first, counts
 
 
 def check_parity(tokenizer: Any, truth: Truth | None, texts: list[str]) -> Parity:
     """Every dimension of the contract of one loaded tokenizer: a pure function returning plain data."""
     if truth is None:
         return Parity(NOT_CHECKED, reason="no tokenizer.json and no golden ids: run with --tokcompat-record")
-    ids_result, raw_decode, first, counts = _ids_dimension(tokenizer, truth, texts)
-    dimensions: dict[str, DimensionResult] = {str(Dimension.IDS): ids_result}
+    ids_result, special_result, raw_decode, first, counts = _ids_dimension(tokenizer, truth, texts)
+    dimensions: dict[str, DimensionResult] = {
+        str(Dimension.IDS): ids_result,
+        str(Dimension.SPECIAL_TEXT): special_result,
+    }
     info: dict[str, Any] = {}
     if truth.contract is not None:
         dimensions.update(check_contract(tokenizer, truth.contract, truth.ids, truth.kinds, info))
@@ -365,38 +456,24 @@ def check_parity(tokenizer: Any, truth: Truth | None, texts: list[str]) -> Parit
     for result in dimensions.values():
         if result.text is not None and result.text in truth.sources:
             result.source = truth.sources[result.text]
-    parity = _verdict(truth, ids_result, first, dimensions)
+    parity = _verdict(truth, ids_result, first)
     parity.probe_source = truth.sources.get(parity.text) if parity.text is not None else None
     parity.dimensions = {name: result.to_json() for name, result in dimensions.items()}
     parity.probe_counts = counts
     parity.unchecked = dict(truth.unchecked)
     parity.info = info
+    if parity.status == MATCH:
+        findings = parity.findings()
+        parity.dimension = findings[0] if findings else None
     return parity
 
 
-def _verdict(
-    truth: Truth, ids_result: DimensionResult, first: Parity | None, dimensions: dict[str, DimensionResult]
-) -> Parity:
+def _verdict(truth: Truth, ids_result: DimensionResult, first: Parity | None) -> Parity:
+    """Ids on ordinary text decide; every other dimension is a finding beside the verdict."""
     checked = ids_result.checked
-    if first is not None and first.status == MISMATCH:
+    if first is not None:
         first.dimension = str(Dimension.IDS)
         return first
-    for name in CONTRACT_ORDER:
-        result = dimensions.get(str(name))
-        if result is None or result.status != DimensionStatus.DRIFT:
-            continue
-        if name == Dimension.DECODE and first is not None and first.status == DECODE_MISMATCH:
-            first.dimension, first.checked = str(name), checked
-            return first
-        return Parity(
-            CONTRACT_MISMATCH,
-            checked,
-            truth.source,
-            result.text,
-            reason=result.summary(),
-            dimension=str(name),
-            kind=result.kind,
-        )
     if truth.missing:
         return Parity(
             NOT_CHECKED,

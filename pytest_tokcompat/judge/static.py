@@ -39,6 +39,9 @@ class StaticView:
     remote_code_files: list[str] = field(default_factory=list)
     has_config: bool = True
     """False for a tokenizer-only folder or repo (no config.json): no model_type, so no alias applies."""
+    name_keyed: list[str] = field(default_factory=list)
+    """The installed transformers' name-keyed rules (``MODEL_IDS_TO_TOKENIZERS_BACKEND`` globs) that the
+    name the client loads it by matches: where the same files by another name load otherwise."""
 
     @property
     def has_auto_map(self) -> bool:
@@ -81,7 +84,23 @@ def _auto_map_modules(auto_map: Any) -> set[str]:
     return {ref.split("--")[-1].rsplit(".", 1)[0] + ".py" for ref in refs}
 
 
-def static_view(folder: Path, registry: dict[str, Alias] | None = None) -> StaticView:
+def name_keyed_rules(name: str | None) -> list[str]:
+    """The name-keyed tokenizer rules of the installed transformers that ``name`` matches (lower-cased,
+    as transformers matches them)."""
+    if not name:
+        return []
+    import fnmatch
+
+    from transformers.models.auto import tokenization_auto
+
+    patterns = getattr(tokenization_auto, "MODEL_IDS_TO_TOKENIZERS_BACKEND", None) or []
+    lowered = name.lower()
+    return [str(p) for p in patterns if isinstance(p, str) and fnmatch.fnmatch(lowered, p)]
+
+
+def static_view(
+    folder: Path, registry: dict[str, Alias] | None = None, name: str | None = None
+) -> StaticView:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES  # type: ignore[attr-defined]
 
     # A tokenizer-only checkpoint (no config.json) is what clients load too: AutoTokenizer reads
@@ -124,6 +143,7 @@ def static_view(folder: Path, registry: dict[str, Alias] | None = None) -> Stati
         tokenizer_files=[name for name in TOKENIZER_FILES if (folder / name).is_file()],
         remote_code_files=sorted(modules),
         has_config=has_config,
+        name_keyed=name_keyed_rules(name),
     )
 
 
