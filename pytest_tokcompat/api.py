@@ -31,6 +31,23 @@ class UnpinnedRemoteCode(UserWarning):
     """Remote code ran from a branch, as the caller allowed (``allow_unpinned_remote_code``), not a pinned commit."""
 
 
+class TokenizerFindings(UserWarning):
+    """The tokenizer has right ids on ordinary text, but parts of its contract drift (``LoadedTokenizer.findings``)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One part of the contract that drifts on the tokenizer handed back, and what it means for a client."""
+
+    dimension: str
+    consequence: str
+    detail: str
+    """The first difference: the call, the text, what was expected and what came."""
+
+    def __str__(self) -> str:
+        return f"{self.dimension}: {self.consequence} ({self.detail})"
+
+
 @dataclass(frozen=True)
 class LoadedTokenizer:
     """A tokenizer and how it was had: ``tok, verdict = load_tokenizer(...)`` unpacks the first two."""
@@ -49,6 +66,10 @@ class LoadedTokenizer:
     checkpoint: Checkpoint | None = None
     record: dict[str, Any] = field(default_factory=dict, compare=False)
     """The evaluation's record, as the pytest report and ``tokcompat check --json`` give it."""
+    findings: tuple[Finding, ...] = ()
+    """What still drifts on this tokenizer once its repairs are applied (empty: the whole contract holds)."""
+    repairs: tuple[str, ...] = ()
+    """The repairs applied on top of the verdict's remedy (``declared_special_tokens``)."""
 
     def __iter__(self) -> Iterator[Any]:
         yield self.tokenizer
@@ -85,8 +106,17 @@ def load_tokenizer(
     aliases: Iterable[Alias | Mapping[str, Any]] = (),
     cache: bool = True,
     allow_unpinned_remote_code: bool = False,
+    strict: bool = False,
+    require: Iterable[str] = (),
 ) -> LoadedTokenizer:
-    """Load ``name_or_path`` with the verdict ladder; TokenizerBroken where nothing loads it right.
+    """Load ``name_or_path`` with the verdict ladder: the best tokenizer there is.
+
+    That is the least remedy whose ids are right on ordinary text, loaded by the name you give
+    (a hub repo id as a hub client loads it, a folder by its path), with the repairs that clear a
+    finding applied (``repairs``), and what still drifts attached as ``findings`` with one
+    ``TokenizerFindings`` warning. It raises TokenizerBroken only where no remedy gives right
+    ids, or where the caller asks for a clean contract: ``strict=True`` (no finding at all) or
+    ``require=["default_call", "special_tokens", ...]`` (those dimensions clean).
 
     A matrix entry for the name (by repo, served name or case id; the bundled matrix
     when ``matrix`` is None) supplies its revision, probe texts and golden ids; a case
@@ -123,6 +153,14 @@ def load_tokenizer(
         allow_unpinned_remote_code=allow_unpinned_remote_code,
     )
     loaded = loaded_from(evaluation, name_or_path)
+    _require_clean(loaded, name_or_path, strict, tuple(require))
+    if loaded.findings:
+        warnings.warn(
+            f"{name_or_path}: {loaded.verdict} with right ids under transformers "
+            f"{loaded.judgement.transformers_version}, but: " + "; ".join(str(f) for f in loaded.findings),
+            TokenizerFindings,
+            stacklevel=2,
+        )
     if loaded.checkpoint is not None and loaded.checkpoint.unpinned_branch is not None:
         warnings.warn(
             f"{loaded.repo}: remote code ran from branch {loaded.checkpoint.unpinned_branch!r}, not a pinned "
@@ -131,6 +169,47 @@ def load_tokenizer(
             stacklevel=2,
         )
     return loaded
+
+
+def _require_clean(
+    loaded: LoadedTokenizer, name_or_path: str | Path, strict: bool, require: tuple[str, ...]
+) -> None:
+    """TokenizerBroken where the caller asked for a clean contract and a finding stands in the way."""
+    from pytest_tokcompat.model import ACKNOWLEDGEABLE
+
+    known = {str(d) for d in ACKNOWLEDGEABLE}
+    unknown = [name for name in require if name not in known]
+    if unknown:
+        raise ValueError(
+            f"require={list(require)!r}: unknown dimension(s) {unknown}; use {', '.join(sorted(known))}"
+        )
+    blocking = [f for f in loaded.findings if strict or f.dimension in require]
+    if blocking:
+        asked = "strict=True" if strict else f"require={list(require)!r}"
+        raise TokenizerBroken(
+            f"{name_or_path}: {loaded.verdict} gives right ids under transformers "
+            f"{loaded.judgement.transformers_version}, but you asked for {asked} and "
+            + "; ".join(str(f) for f in blocking)
+            + f"\n{describe_attempts(loaded.judgement)}",
+            loaded.judgement,
+        )
+
+
+def _findings_of(judgement: Judgement) -> tuple[Finding, ...]:
+    from pytest_tokcompat.judge.parity import describe_finding
+    from pytest_tokcompat.model import CONSEQUENCES
+
+    repaired = next((a for a in reversed(judgement.repair_attempts) if a.status == "ok"), None)
+    attempt = repaired if judgement.repairs and repaired is not None else judgement.chosen
+    dimensions = attempt.parity.dimensions if attempt is not None and attempt.parity is not None else {}
+    return tuple(
+        Finding(
+            name,
+            CONSEQUENCES.get(name, name),
+            describe_finding(name, dimensions.get(name, {})).split(". ", 1)[-1],
+        )
+        for name in judgement.remaining_findings
+    )
 
 
 def loaded_from(evaluation: Evaluation, name_or_path: str | Path) -> LoadedTokenizer:
@@ -175,4 +254,6 @@ def loaded_from(evaluation: Evaluation, name_or_path: str | Path) -> LoadedToken
         notes=(*checkpoint.notes, *evaluation.notes),
         checkpoint=checkpoint,
         record=evaluation.to_json(),
+        findings=_findings_of(judgement),
+        repairs=tuple(judgement.repairs),
     )

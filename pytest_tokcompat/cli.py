@@ -25,6 +25,14 @@ if TYPE_CHECKING:
     from pytest_tokcompat.judge.evaluate import Evaluation
 
 EXIT_OK, EXIT_BROKEN, EXIT_BAD_INPUT, EXIT_NOT_CHECKED = 0, 1, 2, 3
+EXIT_FINDINGS = 4
+"""``tokcompat check``: right ids on ordinary text, and findings (the default call, special tokens,
+decode, chat template or special-text ids drift) that no matrix entry acknowledges."""
+CHECK_EXIT_HELP = (
+    "exit status: 0 right ids and the whole contract holds (or every finding is acknowledged); 1 wrong ids "
+    "for every remedy, or not what the matrix (or --expect) says; 2 bad input or unreadable files; 3 not "
+    "checked; 4 right ids on ordinary text, with findings (each named with its consequence)"
+)
 EXIT_INCOMPLETE = 3
 """A grid (or report set) that is incomplete and has no alarm: the same 3 as check's not checked."""
 GRID_EXIT_HELP = (
@@ -54,7 +62,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def check_exit_status(evaluation: Evaluation) -> int:
-    """0 not broken, 1 broken or unexpected, 2 bad input (or unreadable files), 3 not checked."""
+    """0 clean, 1 broken or unexpected, 2 bad input (or unreadable files), 3 not checked, 4 findings."""
     from pytest_tokcompat.judge.evaluate import NOT_CHECKED
     from pytest_tokcompat.model import Verdict
 
@@ -64,6 +72,8 @@ def check_exit_status(evaluation: Evaluation) -> int:
         return EXIT_NOT_CHECKED
     if evaluation.verdict == Verdict.BROKEN or evaluation.alarms:
         return EXIT_BROKEN
+    if evaluation.judgement is not None and evaluation.judgement.findings:
+        return EXIT_FINDINGS
     return EXIT_OK
 
 
@@ -111,6 +121,8 @@ def _judge_and_print(args: argparse.Namespace) -> int:
         f"alias={view.alias or '-'} -> predicts {view.predicted}"
     )
     print(f"  verdict: {judgement.verdict} ({judgement.parity.describe()})")
+    if judgement.repairs:
+        print(f"  repairs: {', '.join(judgement.repairs)} (load_tokenizer() applies them)")
     if view.predicted != judgement.verdict:
         print(
             f"  note: the static view predicts {view.predicted}, the measured verdict is {judgement.verdict}"
@@ -329,7 +341,9 @@ def _golden(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tokcompat", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="judge one checkpoint under the installed transformers")
+    check = commands.add_parser(
+        "check", help="judge one checkpoint under the installed transformers", epilog=CHECK_EXIT_HELP
+    )
     check.add_argument(
         "path",
         help="a checkpoint folder (config.json optional), a served model name or case id (any case), "

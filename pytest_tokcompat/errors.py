@@ -48,7 +48,8 @@ class UnknownName(NotRunnable):
 
 
 class TokenizerBroken(TokcompatError, RuntimeError):
-    """No remedy loads the tokenizer with right ids; the message lists every attempt."""
+    """No remedy gives right ids on ordinary text, or a clean contract was required (``strict``/``require``)
+    and a finding stands in the way; the message lists every attempt."""
 
     def __init__(self, message: str, judgement: Any) -> None:
         super().__init__(message)

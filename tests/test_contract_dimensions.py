@@ -468,8 +468,8 @@ def test_the_report_summary_and_grid_name_the_dimension(pytester: pytest.Pyteste
         [
             "*findings the matrix does not acknowledge: default_call: token counts and model input*",
             "*finding default_call: * on 'Hello world': expected *",
-            "*bos *| qwen3 *| native *| native ! | match ⚠default_call +declared_special_tokens | plain AutoTokenizer",
-            "*bos-known *| qwen3 *| native *| native *| match (ack: default_call) *",
+            "*bos *| qwen3 *| native *| native ! | match ⚠default_call +declared_special_tokens *| plain AutoTokenizer",
+            "*bos-known *| qwen3 *| native *| native *| match (ack: default_call) +declared_special_tokens *",
         ]
     )
     [path] = (root / "reports").glob("*.json")
@@ -480,7 +480,7 @@ def test_the_report_summary_and_grid_name_the_dimension(pytester: pytest.Pyteste
     assert native["probe_counts"]["digits"] == 12 and native["probe_counts"]["builtin"] == 19
     grid = render_markdown(merge(load_reports([path])))
     assert "| bos | native ✗ +declared-bos/eos ⚠default_call |" in grid
-    assert "| bos-known | native [ack: default_call] |" in grid
+    assert "| bos-known | native +declared-bos/eos [ack: default_call] |" in grid
     assert "| clean | native |" in grid
 
 

@@ -378,6 +378,7 @@ def _judge_with_verdicts(
     cached = verdicts.get(key)
     if cached is not None:
         judgement = cached.judgement
+        judgement.target = load_target(checkpoint)  # loaded as it was judged: by the client's name
         judgement.verdict_cache = {"state": "hit", "path": str(cached.path)}
         if keep_tokenizer:
             judgement.tokenizer = load_here(checkpoint.folder, judgement, aliases, ids_only=True)

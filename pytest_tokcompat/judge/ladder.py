@@ -168,6 +168,13 @@ class Attempt:
         """The unacknowledged findings of an attempt with right ids."""
         return self.parity.findings() if self.parity is not None and self.status == OK else []
 
+    @property
+    def drifting(self) -> list[str]:
+        """Every finding of an attempt with right ids, acknowledged or not (what its tokenizer does)."""
+        return (
+            self.parity.findings(acknowledged=True) if self.parity is not None and self.status == OK else []
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "remedy": self.remedy,
@@ -249,11 +256,13 @@ class Judgement:
 
     @property
     def remaining_findings(self) -> list[str]:
-        """What still drifts once the repairs are applied (what ``load_tokenizer()`` hands back)."""
+        """What still drifts once the repairs are applied, acknowledged or not (what ``load_tokenizer()``
+        hands back: an acknowledgement accepts a finding, it does not fix the tokenizer)."""
         repaired = next((a for a in reversed(self.repair_attempts) if a.status == OK), None)
         if self.repairs and repaired is not None:
-            return repaired.findings
-        return self.findings
+            return repaired.drifting
+        chosen = self.chosen
+        return chosen.drifting if chosen is not None else []
 
     @property
     def local_verdict(self) -> str | None:
@@ -841,7 +850,7 @@ def _try_repairs(
     from pytest_tokcompat.judge import child
     from pytest_tokcompat.judge.repairs import declared_special_tokens_applicable
 
-    if chosen is None or str(Dimension.DEFAULT_CALL) not in chosen.findings or found.truth is None:
+    if chosen is None or str(Dimension.DEFAULT_CALL) not in chosen.drifting or found.truth is None:
         return [], []
     contract = found.truth.contract
     if contract is None or not declared_special_tokens_applicable(contract.declared):
@@ -851,7 +860,7 @@ def _try_repairs(
     job = _job(folder, chosen.remedy, alias if chosen.remedy == "alias" else None, found, **given)
     job.repairs = [repair]
     attempt = _absorb(child.run(job, limits.load_timeout), attempt_name(job), found, limits.load_timeout)
-    cleared = attempt.status == OK and str(Dimension.DEFAULT_CALL) not in attempt.findings
+    cleared = attempt.status == OK and str(Dimension.DEFAULT_CALL) not in attempt.drifting
     return ([repair] if cleared else []), [attempt]
 
 

@@ -106,9 +106,11 @@ class Parity:
     def acknowledged(self) -> list[str]:
         return [name for name, result in self.dimensions.items() if result.get("status") == "acknowledged"]
 
-    def findings(self) -> list[str]:
-        """The dimensions that drift and are not acknowledged, weightiest consequence first."""
-        drifting = {name for name, result in self.dimensions.items() if result.get("status") == "drift"}
+    def findings(self, *, acknowledged: bool = False) -> list[str]:
+        """The dimensions that drift and are not acknowledged (with ``acknowledged``, those too: what a
+        client gets either way), weightiest consequence first."""
+        counted = {"drift", "acknowledged"} if acknowledged else {"drift"}
+        drifting = {name for name, result in self.dimensions.items() if result.get("status") in counted}
         drifting.discard(str(Dimension.IDS))
         ordered = [str(name) for name in FINDING_ORDER if str(name) in drifting]
         return ordered + sorted(drifting - set(ordered))
