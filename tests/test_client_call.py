@@ -57,6 +57,28 @@ def test_a_snapshot_laid_out_as_a_hub_repo_loads_by_its_repo_id_offline(tmp_path
     assert lay_out_as_hub("owner/Toy-Model", folder, tmp_path / "hub").revision != target.revision
 
 
+def test_remote_code_loads_by_repo_id_from_the_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """transformers files a repo's remote code under the commit it finds in the file's path: the layout
+    must give it one (a layout under a 'snapshots' folder did not: TypeError in get_cached_module_file)."""
+    import toys
+
+    monkeypatch.setenv("TOKCOMPAT_CACHE", str(tmp_path / "cache" / "snapshots"))
+    monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))
+    canary = tmp_path / "canary"
+    monkeypatch.setenv("TOKCOMPAT_CANARY", str(canary))
+    folder = toys.remote_toy(tmp_path / "remote")
+    target = lay_out_as_hub("toy/remote", folder)
+    assert "snapshots/" not in str(target.cache_dir) + "/"
+    judgement = judge(folder, target=target, trust_remote_code=True)
+    remote = judgement.attempt("auto_map")
+    assert remote is not None and (remote.status, remote.loaded_as) == ("ok", "toy/remote"), remote
+    assert judgement.verdict == "auto_map" and canary.exists()
+    with pytest.raises(ValueError, match="snapshots"):
+        lay_out_as_hub("toy/remote", folder, tmp_path / "snapshots" / "hub")
+
+
 def test_a_repo_id_load_never_reaches_the_network(tmp_path: Path) -> None:
     """Control of the offline claim: a repo id with no snapshot in the given cache fails at once, by name."""
     target = LoadTarget("owner/not-cached", "0" * 40, str(tmp_path / "empty-hub"))
@@ -75,13 +97,33 @@ def test_a_folder_is_loaded_by_the_path_as_given(tmp_path: Path, monkeypatch: py
     assert load_target(absolute) == LoadTarget(str(tmp_path / "owner" / "Toy-Model"))
 
 
-def test_a_hub_checkpoint_loads_by_its_repo_id_from_its_cache(tmp_path: Path) -> None:
+def test_a_hub_checkpoint_loads_by_its_repo_id_from_a_layout_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tokenizer-only repo loads offline as it does online: the files the repo lacks are marked absent
+    (.no_exist), in a layout of our own; the user's hub cache is never written to."""
+    import shutil
+
     from pytest_tokcompat.sources.resolve import Checkpoint, Source
 
-    snapshot = tmp_path / "hub" / "models--o--n" / "snapshots" / ("a" * 40)
-    snapshot.mkdir(parents=True)
-    checkpoint = Checkpoint(target="o/n", folder=snapshot, source=Source.HUB, repo="o/n")
-    assert load_target(checkpoint) == LoadTarget("o/n", "a" * 40, str(tmp_path / "hub"))
+    monkeypatch.setenv("TOKCOMPAT_CACHE", str(tmp_path / "cache"))
+    snapshot = tmp_path / "hub" / "models--o--tok-only" / "snapshots" / ("a" * 40)
+    shutil.copytree(contract_toy(tmp_path / "toy"), snapshot)
+    (snapshot / "config.json").unlink()  # a tokenizer-only repo
+    before = sorted(str(p) for p in (tmp_path / "hub").rglob("*"))
+    checkpoint = Checkpoint(target="o/tok-only", folder=snapshot, source=Source.HUB, repo="o/tok-only")
+    target = load_target(checkpoint)
+    assert target.name == "o/tok-only" and target.cache_dir == str(tmp_path / "cache-hub")
+    absent = tmp_path / "cache-hub" / "models--o--tok-only" / ".no_exist" / str(target.revision)
+    assert (absent / "config.json").is_file() and not (absent / "tokenizer.json").exists()
+    judgement = judge(snapshot, target=target)
+    native = judgement.attempt("native")
+    assert native is not None and native.status == "ok", native
+    assert sorted(str(p) for p in (tmp_path / "hub").rglob("*")) == before
+    (
+        absent / "config.json"
+    ).unlink()  # control: without the mark, offline loading cannot tell absent from uncached
+    assert judge(snapshot, target=target).attempt("native").status == "load-error"  # type: ignore[union-attr]
 
 
 # ---- what the checkpoint declares ------------------------------------------------------------------------
@@ -241,4 +283,4 @@ def test_the_repo_id_is_part_of_the_verdict_cache_key(
     as_repo = Checkpoint(target="o/n", folder=folder, source=Source.SNAPSHOT, repo="o/n")
     assert key_fields(as_folder, {}, None)["loaded_as"] == str(folder)
     assert key_fields(as_repo, {}, None)["loaded_as"] == "o/n"
-    assert os.path.isdir(tmp_path / "cache" / "hub" / "models--o--n")
+    assert os.path.isdir(tmp_path / "cache-hub" / "models--o--n")  # beside the snapshot cache

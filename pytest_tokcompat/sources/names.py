@@ -2,10 +2,12 @@
 
 transformers chooses a tokenizer class by that name (``MODEL_IDS_TO_TOKENIZERS_BACKEND`` from
 5.13: globs such as ``deepseek-ai/deepseek-r1-distill-llama-*``), so the same files loaded by
-their snapshot folder's path and by their repo id can give other ids. A hub checkpoint is
-loaded by its repo id, offline, from the hub cache it is in; a bundled snapshot that stands for
-a hub repo by that repo id from a private hub cache laid out as ``snapshot_download`` leaves one
-(symlinks to the verified files); a folder by its path exactly as the caller wrote it.
+their snapshot folder's path and by their repo id can give other ids. A hub checkpoint, and a
+bundled snapshot that stands for a hub repo, is loaded by its repo id, offline, from a private
+hub cache laid out as ``snapshot_download`` leaves one: symlinks to the verified files, and
+``.no_exist`` marks for the files the repo does not have (what huggingface_hub records when the
+hub answers 404, so a tokenizer-only repo loads offline as it does online). A folder is loaded
+by its path exactly as the caller wrote it.
 """
 
 from __future__ import annotations
@@ -49,9 +51,49 @@ class LoadTarget:
         )
 
 
+LOADER_FILES = (
+    "config.json",
+    "tokenizer_config.json",
+    "tokenizer.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "chat_template.jinja",
+    "chat_template.json",
+    "vocab.json",
+    "merges.txt",
+    "vocab.txt",
+    "tokenizer.model",
+    "tiktoken.model",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tekken.json",
+    "generation_config.json",
+    "processor_config.json",
+    "preprocessor_config.json",
+)
+"""Files a tokenizer load may ask the hub for; those the folder lacks are marked as absent from the repo."""
+
+
 def hub_layout_root() -> Path:
-    """Where bundled snapshots are laid out as a hub cache (beside the assembled snapshots)."""
-    return cache_root() / "hub"
+    """Where bundled snapshots are laid out as a hub cache: beside the assembled snapshots.
+
+    Never under a folder named ``snapshots``: transformers finds a cached file's commit with the first
+    ``snapshots/<name>/`` in its path, and remote code from a repo then has no commit to live under.
+    """
+    root = cache_root()
+    for candidate in (
+        root.parent / f"{root.name}-hub",
+        Path(tempfile.gettempdir()) / f"tokcompat-hub-{os.getuid()}",
+    ):
+        if not _looks_like_a_snapshot_path(candidate):
+            return candidate
+    raise OSError(f"no folder for the hub layout outside a 'snapshots' folder (tried beside {root})")
+
+
+def _looks_like_a_snapshot_path(path: Path) -> bool:
+    import re
+
+    return re.search(r"snapshots/[^/]+/", path.resolve().as_posix() + "/x/") is not None
 
 
 def _files_of(folder: Path) -> list[Path]:
@@ -71,6 +113,10 @@ def lay_out_as_hub(repo: str, folder: Path, root: Path | None = None) -> LoadTar
     and renamed into place (another process that won the race leaves the same content).
     """
     root = root or hub_layout_root()
+    if _looks_like_a_snapshot_path(root):
+        raise ValueError(
+            f"{root}: a hub layout cannot live under a folder named 'snapshots' (see hub_layout_root)"
+        )
     files = _files_of(folder)
     digest = hashlib.sha1(str(folder.resolve()).encode("utf-8"))
     for path in files:
@@ -94,6 +140,12 @@ def lay_out_as_hub(repo: str, folder: Path, root: Path | None = None) -> LoadTar
                 for link in staging.iterdir():
                     link.unlink()
                 staging.rmdir()
+    absent = repo_folder / ".no_exist" / revision
+    absent.mkdir(parents=True, exist_ok=True)
+    present = {path.name for path in files}
+    for name in LOADER_FILES:
+        if name not in present:
+            (absent / name).touch()
     refs = repo_folder / "refs"
     refs.mkdir(exist_ok=True)
     with contextlib.suppress(OSError):
@@ -106,10 +158,8 @@ def load_target(checkpoint: Checkpoint) -> LoadTarget:
     from pytest_tokcompat.sources.resolve import Source
 
     folder = checkpoint.folder
-    if checkpoint.source is Source.HUB and checkpoint.repo is not None:
-        # <cache>/models--owner--name/snapshots/<commit>
-        return LoadTarget(checkpoint.repo, folder.name, str(folder.parent.parent.parent))
-    if checkpoint.source in (Source.SNAPSHOT, Source.FALLBACK) and checkpoint.repo is not None:
+    if checkpoint.source in (Source.HUB, Source.SNAPSHOT, Source.FALLBACK) and checkpoint.repo is not None:
+        # a layout of our own, even for the user's hub cache: it is never written to
         return lay_out_as_hub(checkpoint.repo, folder)
     given = Path(checkpoint.target)
     with contextlib.suppress(OSError):
