@@ -17,8 +17,12 @@ from types import ModuleType
 
 import pytest
 import tomllib
+import yaml
+from test_workflows import actionlint
 
 from pytest_tokcompat import cli
+from pytest_tokcompat.errors import MatrixError
+from pytest_tokcompat.matrix.loader import load_matrix
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -309,6 +313,125 @@ def test_every_page_is_in_the_navigation() -> None:
     pages = {str(path.relative_to(DOCS)) for path in PAGES}
     assert "tutorial.md" in listed
     assert pages == listed, f"not in nav: {sorted(pages - listed)}; in nav, no page: {sorted(listed - pages)}"
+
+
+# --- the YAML examples ------------------------------------------------------------------------------
+
+CASE_KEYS = {"expect", "acknowledge", "texts", "served_names", "trust_remote_code", "revision"}
+
+
+def yaml_blocks() -> list[tuple[str, int, str]]:
+    found = []
+    for path in [ROOT / "README.md", *PAGES]:
+        text = path.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            if match.group(1) == "yaml":
+                line = text.count("\n", 0, match.start(2)) + 1
+                found.append((str(path.relative_to(ROOT)), line, match.group(2)))
+    return found
+
+
+def matrix_problems(block: str, folder: Path) -> list[str]:
+    """What the real matrix loader says of an example: a whole matrix, or a case's keys inside one case.
+    The snapshot folders an example names are created with a config.json (it shows the format, not files)."""
+    data = yaml.safe_load(block)
+    if not {"cases"} <= set(data):
+        case = {"id": "example", "repo": "owner/name", "expect": "native", **data}
+        block = yaml.safe_dump({"version": 1, "cases": [case]})
+        data = yaml.safe_load(block)
+    for case in data["cases"]:
+        if isinstance(case, dict) and isinstance(case.get("snapshot"), str):
+            (folder / case["snapshot"]).mkdir(parents=True, exist_ok=True)
+            (folder / case["snapshot"] / "config.json").write_text("{}", encoding="utf-8")
+    path = folder / "models.yaml"
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(block, encoding="utf-8")
+    try:
+        load_matrix(path)
+    except MatrixError as error:
+        return [str(problem) for problem in error.problems]
+    return []
+
+
+def is_matrix_example(block: str) -> bool:
+    data = yaml.safe_load(block)
+    return isinstance(data, dict) and ("cases" in data or bool(set(data) & CASE_KEYS))
+
+
+MATRIX_EXAMPLES = [example for example in yaml_blocks() if is_matrix_example(example[2])]
+WORKFLOW_EXAMPLES = [example for example in yaml_blocks() if not is_matrix_example(example[2])]
+
+
+def test_the_docs_show_matrix_and_workflow_examples() -> None:
+    # the control: both kinds are found, and every YAML block is one of them
+    pages = {page for page, _line, _block in MATRIX_EXAMPLES}
+    assert {"docs/reference/matrix.md", "docs/tutorial.md", "docs/how-to/declare-an-alias.md"} <= pages
+    assert "README.md" in {page for page, _line, _block in WORKFLOW_EXAMPLES}
+
+
+@pytest.mark.parametrize("example", MATRIX_EXAMPLES, ids=lambda example: f"{example[0]}:{example[1]}")
+def test_every_matrix_example_loads(example: tuple[str, int, str], tmp_path: Path) -> None:
+    page, line, block = example
+    assert matrix_problems(block, tmp_path) == [], f"{page}:{line}: the matrix example does not load"
+
+
+def test_a_bad_matrix_example_is_refused(tmp_path: Path) -> None:
+    assert matrix_problems('    expect:\n      "<5.3": nativ\n', tmp_path / "a"), "an unknown outcome"
+    assert matrix_problems(
+        "version: 1\ncases:\n  - id: x\n    snapshot: s\n    expect: native\n    colour: 1\n", tmp_path / "b"
+    )
+    assert matrix_problems('    expect:\n      "<5.3": native\n', tmp_path / "c") == [], "the control"
+
+
+def workflow_folder(blocks: list[str], folder: Path) -> list[Path]:
+    """The examples as workflows of a repository that holds this project's reusable workflow and action
+    at the paths the examples name, so actionlint checks every input they pass against the real ones."""
+    (folder / ".git").mkdir(parents=True)  # actionlint finds the repository's own workflows from its root
+    workflows = folder / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "tokcompat-grid.yml").write_bytes(
+        (ROOT / ".github/workflows/tokcompat-grid.yml").read_bytes()
+    )
+    (folder / "action.yml").write_bytes((ROOT / "action.yml").read_bytes())
+    written = []
+    for number, block in enumerate(blocks):
+        text = block.replace(
+            "OWNER/pytest-tokcompat/.github/workflows/tokcompat-grid.yml@REF",
+            "./.github/workflows/tokcompat-grid.yml",
+        )
+        text = text.replace("OWNER/pytest-tokcompat@REF", "./")
+        if "jobs" not in yaml.safe_load(text):  # a job's steps: put them into a job of their own
+            text = "on: push\njobs:\n  example:\n    runs-on: ubuntu-latest\n" + text
+        written.append(workflows / f"example-{number}.yml")
+        written[-1].write_text(text, encoding="utf-8")
+    return written
+
+
+def lint_examples(paths: list[Path], folder: Path) -> subprocess.CompletedProcess[str]:
+    command = [actionlint(), "-no-color", *map(str, paths)]
+    return subprocess.run(command, capture_output=True, text=True, cwd=folder, timeout=120, check=False)
+
+
+def test_every_workflow_example_passes_actionlint_against_the_real_inputs(tmp_path: Path) -> None:
+    assert len(WORKFLOW_EXAMPLES) >= 3, "the control: README, tutorial and nightly show workflows"
+    paths = workflow_folder([block for _page, _line, block in WORKFLOW_EXAMPLES], tmp_path)
+    result = lint_examples(paths, tmp_path)
+    where = {
+        str(path): f"{page}:{line}"
+        for path, (page, line, _block) in zip(paths, WORKFLOW_EXAMPLES, strict=True)
+    }
+    assert result.returncode == 0, (where, result.stdout)
+
+
+def test_a_workflow_example_with_an_input_the_workflow_lacks_fails(tmp_path: Path) -> None:
+    block = next(block for page, _line, block in WORKFLOW_EXAMPLES if page == "README.md")
+    assert "      matrix: ci/tokenizers.yaml\n" in block
+    bad = block.replace(
+        "      matrix: ci/tokenizers.yaml\n", "      matrix: ci/tokenizers.yaml\n      no-such-input: x\n"
+    )
+    paths = workflow_folder([bad], tmp_path)
+    result = lint_examples(paths, tmp_path)
+    assert result.returncode != 0 and "no-such-input" in result.stdout, result.stdout
 
 
 # --- the generated reference ---------------------------------------------------------------------
