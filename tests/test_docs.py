@@ -3,6 +3,7 @@ every command they show exists with the options it is shown with."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib.util
 import io
@@ -100,6 +101,18 @@ def commands_of(text: str, page: str) -> list[Command]:
         first = text.count("\n", 0, match.start(2)) + 1
         for offset, line in shell_lines(match.group(2), fence):
             found += [Command(page, first + offset, tuple(words)) for words in split_commands(line)]
+    return found
+
+
+def fenced_blocks(kind: str) -> list[tuple[str, int, str]]:
+    """(page, first line, body) of every fenced block of that kind in README.md and docs/."""
+    found = []
+    for path in [ROOT / "README.md", *PAGES]:
+        text = path.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            if match.group(1) == kind:
+                line = text.count("\n", 0, match.start(2)) + 1
+                found.append((str(path.relative_to(ROOT)), line, match.group(2)))
     return found
 
 
@@ -315,20 +328,44 @@ def test_every_page_is_in_the_navigation() -> None:
     assert pages == listed, f"not in nav: {sorted(pages - listed)}; in nav, no page: {sorted(listed - pages)}"
 
 
+# --- the Python examples ----------------------------------------------------------------------------
+
+
+def python_problems(block: str) -> list[str]:
+    """A Python example compiles, and every name it imports from this package exists there."""
+    try:
+        tree = ast.parse(block)
+    except SyntaxError as error:
+        return [f"line {error.lineno}: {error.msg}"]
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pytest_tokcompat"):
+            module = importlib.import_module(str(node.module))
+            problems += [f"{node.module} has no {a.name}" for a in node.names if not hasattr(module, a.name)]
+    return problems
+
+
+PYTHON_EXAMPLES = fenced_blocks("python")
+
+
+@pytest.mark.parametrize("example", PYTHON_EXAMPLES, ids=lambda example: f"{example[0]}:{example[1]}")
+def test_every_python_example_compiles_and_imports_what_exists(example: tuple[str, int, str]) -> None:
+    page, line, block = example
+    assert python_problems(block) == [], f"{page}:{line}"
+
+
+def test_a_bad_python_example_is_caught() -> None:
+    assert any("import" not in p for p in python_problems("def f(:\n")), "a syntax error"
+    assert python_problems("from pytest_tokcompat import load_tokenizr\n") == [
+        "pytest_tokcompat has no load_tokenizr"
+    ]
+    assert python_problems("from pytest_tokcompat import load_tokenizer\n") == [], "the control"
+    assert len(PYTHON_EXAMPLES) >= 3, "the control: the how-to pages show Python"
+
+
 # --- the YAML examples ------------------------------------------------------------------------------
 
 CASE_KEYS = {"expect", "acknowledge", "texts", "served_names", "trust_remote_code", "revision"}
-
-
-def yaml_blocks() -> list[tuple[str, int, str]]:
-    found = []
-    for path in [ROOT / "README.md", *PAGES]:
-        text = path.read_text(encoding="utf-8")
-        for match in FENCE.finditer(text):
-            if match.group(1) == "yaml":
-                line = text.count("\n", 0, match.start(2)) + 1
-                found.append((str(path.relative_to(ROOT)), line, match.group(2)))
-    return found
 
 
 def matrix_problems(block: str, folder: Path) -> list[str]:
@@ -358,8 +395,8 @@ def is_matrix_example(block: str) -> bool:
     return isinstance(data, dict) and ("cases" in data or bool(set(data) & CASE_KEYS))
 
 
-MATRIX_EXAMPLES = [example for example in yaml_blocks() if is_matrix_example(example[2])]
-WORKFLOW_EXAMPLES = [example for example in yaml_blocks() if not is_matrix_example(example[2])]
+MATRIX_EXAMPLES = [example for example in fenced_blocks("yaml") if is_matrix_example(example[2])]
+WORKFLOW_EXAMPLES = [example for example in fenced_blocks("yaml") if not is_matrix_example(example[2])]
 
 
 def test_the_docs_show_matrix_and_workflow_examples() -> None:

@@ -99,7 +99,9 @@ def recorded_options() -> _OptionRecorder:
     from pytest_tokcompat.pytest_plugin import plugin
 
     recorder = _OptionRecorder()
-    plugin.pytest_addoption(recorder)  # type: ignore[arg-type]
+    wants_manager = "pluginmanager" in inspect.signature(plugin.pytest_addoption).parameters
+    extra: dict[str, Any] = {"pluginmanager": None} if wants_manager else {}
+    plugin.pytest_addoption(recorder, **extra)  # type: ignore[arg-type]
     return recorder
 
 
