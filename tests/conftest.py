@@ -80,6 +80,12 @@ def _session_dirs() -> tuple[SessionDirs, bool]:
         atexit.register(shutil.rmtree, root, ignore_errors=True)  # after pytest and its workers are done
         for key in _HF_OVERRIDES:
             os.environ.pop(key, None)
+        # The caller's own settings (a grid cache, a verdict cache, an isolation mode, limits...) never
+        # steer the suite: each test sets what it needs.
+        for key in [
+            k for k in os.environ if k.startswith("TOKCOMPAT_") and not k.startswith("TOKCOMPAT_TESTS_")
+        ]:
+            os.environ.pop(key, None)
         os.environ.update(
             {
                 SESSION_VAR: str(root),
