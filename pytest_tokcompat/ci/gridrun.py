@@ -43,6 +43,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.ci import grid as grid_module
+from pytest_tokcompat.ci.cellcheck import records_problem
 from pytest_tokcompat.ci.install import PACKAGE_DIR, cache_home, extra_requirements, own_wheel
 from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
 from pytest_tokcompat.contract import (
@@ -290,23 +291,41 @@ class Keys:
 
 
 class CellCache:
-    """Content-addressed results: ``<root>/<key[:2]>/<key>.json`` holding the records of one cell."""
+    """Content-addressed results: ``<root>/<key[:2]>/<key>.json`` holding the records of one cell.
+
+    A file is taken only when it fits its cell (:mod:`pytest_tokcompat.ci.cellcheck`); one that does not is
+    deleted, and why is kept in ``discarded`` for the run to say."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.discarded: list[str] = []
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> list[dict[str, Any]] | None:
+    def get(
+        self, key: str, fields: dict[str, Any], check: Callable[[Any], str | None]
+    ) -> list[dict[str, Any]] | None:
+        """The records kept under ``key``, if the file names that key, was made from ``fields`` (the cell's
+        case, release versions, matrix and judge) and ``check`` finds nothing wrong with its records."""
+        path = self._path(key)
         try:
-            document = json.loads(self._path(key).read_text(encoding="utf-8"))
+            document = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        records = document.get("records") if isinstance(document, dict) else None
-        if document.get("key") != key or not isinstance(records, list):
-            return None
-        return records
+        if not isinstance(document, dict):
+            why: str | None = "it is not a cell file"
+        elif document.get("key") != key:
+            why = "it names another key"
+        elif _canonical(document.get("fields")) != _canonical(fields):
+            why = "it was made from other inputs than its key says"
+        else:
+            why = check(document.get("records"))
+        if why is None:
+            return list(document["records"])
+        self.discarded.append(f"{path}: {why}")
+        path.unlink(missing_ok=True)
+        return None
 
     def registry(self, key: str) -> dict[str, Any] | None:
         """The upstream watch kept with an extras cell (its release's ``registry``), if it has one."""
@@ -665,6 +684,8 @@ class GridRun:
         for run in runs:
             if run.versions is not None:
                 self.plan_reuse(run, keys, cache)
+        for why in cache.discarded:
+            self.err(f"discarded a cell file that does not fit its cell, judged again: {why}")
         self.judge(runs, case_ids)
         for run in runs:
             if run.versions is not None:
@@ -753,10 +774,17 @@ class GridRun:
 
     def plan_reuse(self, run: ReleaseRun, keys: Keys, cache: CellCache) -> None:
         assert run.versions is not None
+        case_ids = list(keys.static)
+        alias_ids = [stub["id"] for stub in _extras_stubs("", self.matrix)]
         for cell in run.cells:
             key = keys.key(cell, run.versions) if run.release.immutable else None
             run.keys[cell] = key
-            records = cache.get(key) if key else None
+            fields = keys.fields(cell, run.versions) if key else None
+
+            def check(records: Any, cell: str = cell) -> str | None:
+                return records_problem(records, cell, case_ids, alias_ids, EXTRAS)
+
+            records = cache.get(key, fields, check) if key and fields is not None else None
             if records is None:
                 run.to_judge.append(cell)
             else:
