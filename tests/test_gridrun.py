@@ -493,6 +493,7 @@ def test_the_generated_tox_config(tmp_path: Path) -> None:
     assert "[testenv:tf-main]" in text and f"transformers @ {DATA.resolve().as_uri()}" in text
     assert "-p pytest_tokcompat.ci.gridselect" in text and "change_dir = {env_tmp_dir}" in text
     assert "HF_HUB_OFFLINE" not in text
+    assert "set_env =\n    UV_LINK_MODE = copy\n" in text, "copies, never links into uv's shared cache"
     offline = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", True)
     assert "    HF_HUB_OFFLINE = 1\nchange_dir" in offline.read_text(), (
         "snapshots only: the hub is never needed"
@@ -781,6 +782,7 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("TOX_WORK_DIR", "/elsewhere")
     monkeypatch.setenv("PYTHONPATH", "/a/checkout")
     monkeypatch.setenv("UV_INDEX_URL", "https://index.invalid/simple")
+    monkeypatch.setenv("UV_LINK_MODE", "hardlink")
     done = gridrun.run_tox(
         tmp_path, ["tf-5.10.4", "tf-5.11.0"], jobs=2, notest=True, recreate=True, log=tmp_path / "log"
     )
@@ -791,4 +793,5 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
     assert {"run-parallel", "--notest", "-r"} <= set(command)
     assert "TOX_WORK_DIR" not in seen["env"] and "PYTHONPATH" not in seen["env"]
     assert seen["env"]["UV_INDEX_URL"] == "https://index.invalid/simple", "the index configuration passes"
+    assert seen["env"]["UV_LINK_MODE"] == "copy", "a user's link mode does not reach the grid's envs"
     assert "$ " in (tmp_path / "log").read_text()

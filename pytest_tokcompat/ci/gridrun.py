@@ -44,7 +44,7 @@ from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.ci import grid as grid_module
 from pytest_tokcompat.ci.cellcheck import records_problem
-from pytest_tokcompat.ci.install import PACKAGE_DIR, cache_home, extra_requirements, own_wheel
+from pytest_tokcompat.ci.install import LINK_MODE, PACKAGE_DIR, cache_home, extra_requirements, own_wheel
 from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
 from pytest_tokcompat.contract import (
     SCHEMA_VERSION,
@@ -406,6 +406,7 @@ def write_tox_ini(
         f"base_python = {python}\n"
         f"pass_env ={_ini_list(PASS_ENV)}\n"
         "set_env =\n"
+        f"    UV_LINK_MODE = {LINK_MODE}\n"
         f"    TOKCOMPAT_GRID_SELECT = {work / 'select'}{os.sep}{{env_name}}.json\n"
         f"{OFFLINE_LINE if offline else ''}"
         "change_dir = {env_tmp_dir}\n"
@@ -517,6 +518,7 @@ def run_tox(work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: b
         if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("TOX_")
     }
     environment.setdefault("PYTHONIOENCODING", "utf-8")
+    environment["UV_LINK_MODE"] = LINK_MODE  # and set_env, for every install tox-uv runs in the env
     with log.open("a", encoding="utf-8") as stream:
         stream.write(f"\n$ {' '.join(command)}\n")
         stream.flush()
