@@ -9,6 +9,8 @@ real code. The real tox-uv runs are in test_grid_e2e.py.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import shlex
@@ -80,6 +82,8 @@ class FakeTox:
         self.crash: set[str] = set()
         self.main_version = main_version
         self.commit = commit
+        self.hostile: dict[str, int] = {}
+        """env -> how many of its judging runs drop a .pth into it (as remote code could)."""
 
     def version_of(self, env: str) -> str:
         label = env.removeprefix("tf-")
@@ -115,6 +119,12 @@ class FakeTox:
             info = site / f"transformers-{self.main_version}.dist-info"
             (info / "direct_url.json").write_text(json.dumps({"vcs_info": {"commit_id": self.commit}}))
         (folder / "pyvenv.cfg").write_text("version_info = 3.11.7\n")
+        module = site / "transformers" / "__init__.py"
+        module.parent.mkdir(exist_ok=True)
+        module.write_text(f"__version__ = {self.version_of(env)!r}\n")
+        info = site / f"transformers-{self.version_of(env)}.dist-info"
+        digest = base64.urlsafe_b64encode(hashlib.sha256(module.read_bytes()).digest()).rstrip(b"=").decode()
+        (info / "RECORD").write_text(f"transformers/__init__.py,sha256={digest},{module.stat().st_size}\n")
         return 0
 
     def judge(self, work: Path, env: str) -> int:
@@ -122,6 +132,10 @@ class FakeTox:
         self.judged.append((env, tuple(selection["cases"]), selection["extras"]))
         if env in self.crash:
             return 3
+        if self.hostile.get(env):
+            self.hostile[env] -= 1
+            site = work / ".tox" / env / "lib" / "python3.11" / "site-packages"
+            (site / "zz_hostile.pth").write_text("import os; os.environ['TOKCOMPAT_POISONED'] = '1'\n")
         version = Version(self.version_of(env))
         tox_ini = (work / "tox.ini").read_text()
         matrix = load_matrix(tox_ini.split('--tokcompat-matrix "', 1)[1].split('"', 1)[0])

@@ -31,6 +31,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.ci import grid as grid_module
 from pytest_tokcompat.ci.cellcheck import records_problem
+from pytest_tokcompat.ci.envcheck import Integrity
 from pytest_tokcompat.ci.install import LINK_MODE, PACKAGE_DIR, cache_home, extra_requirements, own_wheel
 from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
 from pytest_tokcompat.contract import (
@@ -569,6 +571,8 @@ class ReleaseRun:
     registry: dict[str, Any] | None = None
     """The upstream watch of this release (the report's ``registry``): judged with the extras cell, or
     reused with it."""
+    rebuilt: str | None = None
+    """Why the environment was rebuilt and every cell judged again (it had changed since its install)."""
 
     @property
     def env(self) -> str:
@@ -601,6 +605,7 @@ class GridRun:
         self.matrix: Matrix | None = None
         self.with_identities: list[str] = []
         """The ``--with`` requirements as installed (local paths with a hash of their files)."""
+        self.integrity = Integrity(self.work, self.work / ".tox")
 
     # -- planning --
 
@@ -683,12 +688,14 @@ class GridRun:
         self.with_identities = list(with_requirements)
         cache = CellCache(cache_home() / "grid" / "cells")
         self.build(runs, wheel)
+        self.verify_built(runs, wheel)
         for run in runs:
             if run.versions is not None:
                 self.plan_reuse(run, keys, cache)
         for why in cache.discarded:
             self.err(f"discarded a cell file that does not fit its cell, judged again: {why}")
-        self.judge(runs, case_ids)
+        self.judge_watched(runs, case_ids)
+        self.verify_judged(runs, wheel, case_ids)
         for run in runs:
             if run.versions is not None:
                 self.store(run, keys, cache)
@@ -772,10 +779,77 @@ class GridRun:
                 built.pop(run.env, None)
             else:
                 built[run.env] = [str(wheel), run.release.requirement, *with_ids]
+                self.integrity.built(run.env)
         write_json_atomic(record_path, built)
+
+    def rebuild(self, runs: list[ReleaseRun], wheel: Path) -> None:
+        """Throw the envs of ``runs`` away and build them anew (nothing of the old one is kept)."""
+        for run in runs:
+            self.integrity.forget(run.env)
+            shutil.rmtree(self.work / ".tox" / run.env, ignore_errors=True)
+            run.versions = None
+        self.build(runs, wheel)
+
+    def verify_built(self, runs: list[ReleaseRun], wheel: Path) -> None:
+        """An env kept from an earlier run is trusted only as its install left it (:mod:`.envcheck`);
+        otherwise it is rebuilt and none of its cached cells is reused."""
+        changed: list[ReleaseRun] = []
+        for run in runs:
+            why = self.integrity.check(run.env) if run.versions is not None else None
+            if why is not None:
+                run.rebuilt = (
+                    f"the environment is not as its install left it ({why}): rebuilt, every cell judged again"
+                )
+                self.err(f"tokcompat grid: {run.env}: {run.rebuilt}")
+                changed.append(run)
+        if changed:
+            self.rebuild(changed, wheel)
+
+    def verify_judged(self, runs: list[ReleaseRun], wheel: Path, case_ids: list[str]) -> None:
+        """An env in which opted-in code ran is checked before its cells count: if the run changed it, the
+        env is rebuilt and its cells judged once more; if that run changes it too, they are not checked."""
+        changed = {run.env: self.integrity.check(run.env) for run in runs if run.versions and run.to_judge}
+        exposed = [run for run in runs if changed.get(run.env) is not None]
+        if not exposed:
+            return
+        for run in exposed:
+            why = changed[run.env]
+            run.rebuilt = (
+                f"the environment changed while its cells were judged ({why}): rebuilt, judged again"
+            )
+            self.err(f"tokcompat grid: {run.env}: {run.rebuilt}")
+            run.fresh, run.error, run.registry = {}, None, None
+        self.rebuild(exposed, wheel)
+        self.judge_watched(exposed, case_ids)
+        for run in exposed:
+            why = self.integrity.check(run.env) if run.versions is not None else None
+            if why is not None:
+                run.fresh, run.registry = {}, None
+                run.error = (
+                    f"the environment changed again while its cells were judged ({why}): not checked; "
+                    "a case that opts in to remote code writes into its environment"
+                )
+                self.integrity.forget(run.env)  # the next run builds it anew
+
+    def judge_watched(self, runs: list[ReleaseRun], case_ids: list[str]) -> None:
+        """:meth:`judge`, each env that is to run opted-in code noted as such first: a case with
+        ``trust_remote_code: true``, or the extras cell of a matrix that has one (it judges their aliases)."""
+        trusting = {case.id for case in (self.matrix.cases if self.matrix else []) if case.trust_remote_code}
+        for run in runs:
+            if run.versions is not None and any(
+                cell in trusting or (cell == EXTRAS and trusting) for cell in run.to_judge
+            ):
+                self.integrity.exposed(run.env)
+        self.judge(runs, case_ids)
 
     def plan_reuse(self, run: ReleaseRun, keys: Keys, cache: CellCache) -> None:
         assert run.versions is not None
+        if run.rebuilt is not None:
+            run.to_judge = list(run.cells)
+            run.keys = {
+                cell: keys.key(cell, run.versions) if run.release.immutable else None for cell in run.cells
+            }
+            return
         case_ids = list(keys.static)
         alias_ids = [stub["id"] for stub in _extras_stubs("", self.matrix)]
         for cell in run.cells:
@@ -949,7 +1023,7 @@ class GridRun:
             )
             commit = (run.versions or {}).get("commit")
             extra = f" at {commit[:12]}" if commit else ""
-            state = f"; {run.error}" if run.error else ""
+            state = "".join(f"; {note}" for note in (run.rebuilt, run.error) if note)
             lines.append(
                 f"  transformers {label}{extra}: {len(run.reused)} reused, {len(run.fresh)} judged{state}"
             )
