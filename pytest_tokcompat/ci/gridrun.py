@@ -47,7 +47,7 @@ from pytest_tokcompat.ci import grid as grid_module
 from pytest_tokcompat.ci.cellcheck import records_problem
 from pytest_tokcompat.ci.envcheck import Integrity
 from pytest_tokcompat.ci.install import LINK_MODE, PACKAGE_DIR, cache_home, extra_requirements, own_wheel
-from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
+from pytest_tokcompat.ci.releases import UPSTREAM_ENV, GridRelease, resolve_spec
 from pytest_tokcompat.contract import (
     SCHEMA_VERSION,
     judge_identity,
@@ -57,6 +57,7 @@ from pytest_tokcompat.contract import (
 )
 from pytest_tokcompat.credentials import credential_values, scrub
 from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, ReportError, TokcompatError
+from pytest_tokcompat.inert import config_problem, terminal
 from pytest_tokcompat.matrix.loader import Case, Matrix, bundled_matrix, load_matrix
 
 EXTRAS = "@extras"
@@ -143,6 +144,25 @@ def check_with(requirements: tuple[str, ...]) -> None:
                 f"--with {text!r} is neither a requirement nor an existing path ({why}); "
                 "e.g. --with 'mypkg==1.2', --with 'mypkg @ git+https://…', --with ./path/to/mypkg"
             ) from None
+
+
+def check_configuration_text(options: GridOptions, output: Path) -> None:
+    """Every argument written into the generated tox.ini or pytest.ini is one line of plain text: a line
+    break in ``--upstream`` would otherwise start a section of its own there."""
+    given = [
+        ("--upstream", options.upstream),
+        (f"${UPSTREAM_ENV}", None if options.upstream else os.environ.get(UPSTREAM_ENV)),
+        ("--releases", options.releases),
+        *(("--with", text) for text in options.with_requirements),
+        *(("--loader", text) for text in options.loaders),
+        ("--matrix", str(options.matrix.resolve()) if options.matrix else None),
+        ("--output", str(output)),
+        ("the Python running tokcompat", sys.executable),
+    ]
+    for option, value in given:
+        problem = config_problem(option, value) if value is not None else None
+        if problem:
+            raise BadInput(problem)
 
 
 def check_loaders(specs: tuple[str, ...]) -> None:
@@ -596,8 +616,10 @@ class GridRun:
 
     def __init__(self, options: GridOptions, out: Out = print, err: Out | None = None) -> None:
         self.options = options
-        self.out = out
-        self.err = err or (lambda line: print(line, file=sys.stderr, flush=True))
+        to_err = err or (lambda line: print(line, file=sys.stderr, flush=True))
+        # Printed lines carry case ids, messages and paths: control characters shown escaped.
+        self.out: Out = lambda text: out(terminal(text, newlines=True))
+        self.err: Out = lambda text: to_err(terminal(text, newlines=True))
         self.output = options.output.resolve()
         self.work = self.output / ".work"
         self.jobs = options.jobs or max(1, os.cpu_count() or 1)
@@ -630,6 +652,7 @@ class GridRun:
     def run(self, plan_only: bool = False) -> int:
         try:
             self.shard = parse_shard(self.options.shard)
+            check_configuration_text(self.options, self.output)
             check_with(self.options.with_requirements)
             check_loaders(self.options.loaders)
             self.check_tools()
