@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import toys
+from test_grid_e2e import environment, tokcompat
 from test_gridrun import recorded
 
 from pytest_tokcompat.ci import envcheck, gridrun, releases
@@ -88,3 +90,37 @@ def test_a_real_environment_passes_its_check_until_code_in_it_adds_a_site_hook(g
     subprocess.run([python, "-c", hook], check=True, timeout=300)
     found = envcheck.problems(grid_env, baseline)
     assert found == [f"{site_packages(grid_env).relative_to(grid_env).as_posix()}/zz.pth was added"], found
+
+
+HOSTILE_HOOK = """
+import site as _site
+from pathlib import Path as _Path
+
+_Path(_site.getsitepackages()[0], "zz_tokcompat_hostile.pth").write_text("import os\\n")
+"""
+
+
+def test_a_trusted_case_that_drops_a_pth_gets_no_verdict_kept(tmp_path: Path) -> None:
+    """The whole grid for real: a trust_remote_code case judged in a real environment raises no false
+    alarm (the control, rerun from the cache); the same case once its code writes a .pth into the
+    environment: rebuilt, judged again, written again, so not checked and nothing cached."""
+    repo = tmp_path / "repo"
+    remote = toys.remote_toy(repo / "matrix" / "remote")
+    (repo / "matrix" / "models.yaml").write_text(
+        "cases:\n  - {id: remote, snapshot: remote, trust_remote_code: true, expect: auto_map}\n"
+    )
+    env = environment(tmp_path)
+    argv = ["grid", "--releases", RELEASE]
+    first = tokcompat(argv, repo, env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "| remote | auto_map |" in first.stdout and "rebuilt" not in first.stdout + first.stderr
+    again = tokcompat(argv, repo, env)
+    assert again.returncode == 0 and "reused 2, judged 0" in again.stdout, again.stdout + again.stderr
+
+    code = remote / "tokenization_toy.py"
+    code.write_text(code.read_text() + HOSTILE_HOOK)
+    hostile = tokcompat(argv, repo, env)
+    assert hostile.returncode == 3, hostile.stdout + hostile.stderr
+    assert "site-packages/zz_tokcompat_hostile.pth was added" in hostile.stderr
+    assert "| remote | not-checked ? |" in hostile.stdout
+    assert "the environment changed again while its cells were judged" in hostile.stdout

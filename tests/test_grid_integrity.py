@@ -153,14 +153,33 @@ def test_what_the_check_sees(tmp_path: Path) -> None:
     assert f"{record.relative_to(env).as_posix()} was changed" in found, found
 
 
-def test_a_checked_env_loses_its_bytecode_caches(tmp_path: Path) -> None:
+def test_a_checked_env_loses_the_bytecode_a_run_wrote_and_keeps_a_wheels_own(tmp_path: Path) -> None:
+    """numpy and others ship .pyc files in their RECORD: removing those was a false alarm next time."""
     work = tmp_path / "work"
-    FakeTox().build(work / ".tox" / ENV, ENV)
+    env = work / ".tox" / ENV
+    FakeTox().build(env, ENV)
+    packages = env / "lib" / "python3.11" / "site-packages"
+    shipped = packages / "numpy" / "__pycache__" / "conv.cpython-311.pyc"
+    shipped.parent.mkdir(parents=True)
+    shipped.write_bytes(b"shipped")
+    info = packages / "numpy-2.3.5.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy\nVersion: 2.3.5\n")
+    (info / "RECORD").write_text(record_line("numpy/__pycache__/conv.cpython-311.pyc", b"shipped") + "\n")
     integrity = envcheck.Integrity(work, work / ".tox")
-    cache = work / ".tox" / ENV / "lib" / "python3.11" / "site-packages" / "transformers" / "__pycache__"
     integrity.built(ENV)
-    cache.mkdir()
-    assert integrity.check(ENV) is None and cache.is_dir(), "no opted-in code ran: nothing to check"
+    written = packages / "transformers" / "__pycache__" / "__init__.cpython-311.pyc"
+    written.parent.mkdir()
+    written.write_bytes(b"\0")
+    assert integrity.check(ENV) is None and written.exists(), "no opted-in code ran: nothing to check"
     integrity.exposed(ENV)
-    assert integrity.check(ENV) is None and not cache.exists(), "Python trusts a .pyc by size and time only"
+    assert integrity.check(ENV) is None
+    assert not written.exists(), "Python trusts a run's .pyc by its source's size and time only"
+    assert shipped.exists(), "a wheel's own .pyc is hash-checked, and kept"
+    assert integrity.check(ENV) is None, "and the next check finds the env as installed"
+    shipped.write_bytes(b"poisoned")
+    assert (
+        integrity.check(ENV)
+        == "lib/python3.11/site-packages/numpy/__pycache__/conv.cpython-311.pyc differs from its RECORD"
+    )
     assert integrity.check("tf-unknown") == "nothing records what its install put there"

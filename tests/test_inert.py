@@ -161,3 +161,12 @@ def test_tokcompat_check_prints_a_checkpoints_escapes_escaped(
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "model_type gpt2\\x1b[2J\\x1b]0;owned\\x07" in out
+
+
+def test_the_html_page_escapes_a_checkpoints_strings() -> None:
+    from pytest_tokcompat.ci.page import render_page
+
+    assert "<b>qwen3</b>" in render_page(hostile_grid("qwen3", "expected native")), "the control"
+    page = render_page(hostile_grid("<script>alert(1)</script>", "<img src=x onerror=alert(1)> @octocat"))
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=alert(1)&gt;" in page

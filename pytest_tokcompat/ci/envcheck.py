@@ -8,8 +8,9 @@ them, would be the code's and not transformers'. So right after a build the file
 install left that no RECORD hashes (the venv's own, each RECORD itself, scripts,
 links) are noted outside the environment; an environment in which opted-in code ran
 is checked before any cell from it is cached or reused: every installed file against
-its RECORD hash, and nothing added, changed or removed beside them. Bytecode caches,
-which Python trusts by a source's size and time alone, are removed instead of checked.
+its RECORD hash, and nothing added, changed or removed beside them. Bytecode a run
+wrote, which Python trusts by its source's size and time alone, is removed instead of
+checked (a wheel's own ``.pyc`` files are in its RECORD, and checked like the rest).
 
 What the checkout, tox and pytest write beside the venv (``tmp/``, ``log/``,
 ``.tox-info.json``) is not part of it: only what the interpreter reads is.
@@ -21,7 +22,6 @@ import base64
 import hashlib
 import json
 import os
-import shutil
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -114,9 +114,15 @@ def problems(env: Path, baseline: dict[str, str]) -> list[str]:
 
 
 def remove_bytecode(env: Path) -> None:
+    """Every bytecode file a run wrote; those a wheel installed (in its RECORD, so hash-checked) stay."""
+    recorded, _ = _recorded(env)
     for part in VENV_PARTS:
-        for folder in sorted((env / part).rglob(BYTECODE)) if (env / part).is_dir() else []:
-            shutil.rmtree(folder, ignore_errors=True)
+        top = env / part
+        if top.is_symlink() or not top.is_dir():
+            continue
+        for compiled in sorted(top.rglob(f"{BYTECODE}/*")):
+            if Path(os.path.normpath(compiled)) not in recorded and not compiled.is_dir():
+                compiled.unlink(missing_ok=True)
 
 
 class Integrity:
