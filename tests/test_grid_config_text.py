@@ -51,3 +51,22 @@ def test_the_upstream_variable_is_checked_as_well(
     monkeypatch.setenv(UPSTREAM_ENV, "https://e.invalid/t.git" + INJECTED)
     code, _, err = grid(["--releases", "5.10.4,main"], capsys)
     assert code == 2 and err.startswith(f"tokcompat grid: ${UPSTREAM_ENV} '"), err
+
+
+@pytest.mark.parametrize(
+    ("argv", "special"),
+    [
+        (["--releases", "5.10.4", "--with", "mypkg @ https://e.invalid/{env:HF_TOKEN}/p.whl"], "{"),
+        (["--releases", "5.10.4", "--output", 'out" -p evil "'], '"'),
+    ],
+    ids=["substitution", "quote"],
+)
+def test_what_tox_would_read_as_its_own_syntax_exits_2(
+    argv: list[str], special: str, project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = grid(argv, capsys)
+    assert code == 2, out + err
+    assert (
+        err.startswith(f"tokcompat grid: {argv[2]} ") and f"holds {special!r}" in err and err.count("\n") == 1
+    )
+    assert tox.builds == []

@@ -146,6 +146,14 @@ def check_with(requirements: tuple[str, ...]) -> None:
             ) from None
 
 
+TOX_SPECIAL = {
+    "{": "tox reads as a substitution ({env:NAME} would put a variable, a token, into an install URL)",
+    "}": "tox reads as the end of a substitution",
+    '"': "would end the quoted argument of the run's command",
+}
+"""Characters tox gives a meaning to in the lines the grid writes (deps and the quoted command)."""
+
+
 def check_configuration_text(options: GridOptions, output: Path) -> None:
     """Every argument written into the generated tox.ini or pytest.ini is one line of plain text: a line
     break in ``--upstream`` would otherwise start a section of its own there."""
@@ -160,7 +168,15 @@ def check_configuration_text(options: GridOptions, output: Path) -> None:
         ("the Python running tokcompat", sys.executable),
     ]
     for option, value in given:
-        problem = config_problem(option, value) if value is not None else None
+        if value is None:
+            continue
+        problem = config_problem(option, value)
+        special = next((char for char in TOX_SPECIAL if char in value), None)
+        if problem is None and special is not None:
+            problem = (
+                f"{option} {value!r}: holds {special!r}, which {TOX_SPECIAL[special]} in the generated tox.ini; "
+                "give the value without it"
+            )
         if problem:
             raise BadInput(problem)
 
