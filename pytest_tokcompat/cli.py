@@ -77,6 +77,15 @@ def check_exit_status(evaluation: Evaluation) -> int:
     return EXIT_OK
 
 
+def _say(text: str, file: Any = None) -> None:
+    """One line (or several) of ``check``'s text output: credentials masked, control characters (a
+    checkpoint's special tokens, model_type or messages may hold ANSI escapes) shown escaped."""
+    from pytest_tokcompat.credentials import scrub
+    from pytest_tokcompat.inert import terminal
+
+    print(terminal(scrub(text), newlines=True), file=file or sys.stdout)
+
+
 def _judge_and_print(args: argparse.Namespace) -> int:
     from pytest_tokcompat.judge.evaluate import describe_attempts, evaluate
 
@@ -92,14 +101,14 @@ def _judge_and_print(args: argparse.Namespace) -> int:
     code = check_exit_status(evaluation)
     unpinned = evaluation.checkpoint.unpinned_branch if evaluation.checkpoint is not None else None
     if unpinned is not None and evaluation.checkpoint is not None:
-        print(
+        _say(
             f"tokcompat check: warning: {evaluation.checkpoint.repo}: remote code ran from branch {unpinned!r}, "
             f"not a pinned commit; the commit that ran is {evaluation.checkpoint.revision}",
             file=sys.stderr,
         )
     record: dict[str, Any] = scrub_data(evaluation.to_json())
     if code in (EXIT_BAD_INPUT, EXIT_NOT_CHECKED) and evaluation.judgement is None:
-        print(f"tokcompat check: {evaluation.message}", file=sys.stderr)
+        _say(f"tokcompat check: {evaluation.message}", file=sys.stderr)
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
         return code
@@ -111,27 +120,27 @@ def _judge_and_print(args: argparse.Namespace) -> int:
         if judgement.static.has_config
         else "no config.json (tokenizer-only: judged by its tokenizer files alone)"
     )
-    print(f"{args.path}: {kind}, transformers {judgement.transformers_version}")
+    _say(f"{args.path}: {kind}, transformers {judgement.transformers_version}")
     if evaluation.checkpoint is not None and evaluation.checkpoint.case is not None:
         case = evaluation.checkpoint.case
-        print(f"  case {case.id!r} ({case.location}), expected {evaluation.expected}")
+        _say(f"  case {case.id!r} ({case.location}), expected {evaluation.expected}")
     view = judgement.static
-    print(
+    _say(
         f"  static view: registered natively={view.registered_natively}, auto_map={view.has_auto_map}, "
         f"alias={view.alias or '-'} -> predicts {view.predicted}"
     )
-    print(f"  verdict: {judgement.verdict} ({judgement.parity.describe()})")
+    _say(f"  verdict: {judgement.verdict} ({judgement.parity.describe()})")
     if judgement.repairs:
-        print(f"  repairs: {', '.join(judgement.repairs)} (load_tokenizer() applies them)")
+        _say(f"  repairs: {', '.join(judgement.repairs)} (load_tokenizer() applies them)")
     if view.predicted != judgement.verdict:
-        print(
+        _say(
             f"  note: the static view predicts {view.predicted}, the measured verdict is {judgement.verdict}"
         )
     for note in record.get("notes", []):
-        print(f"  note: {note}")
-    print(describe_attempts(judgement))
+        _say(f"  note: {note}")
+    _say(describe_attempts(judgement))
     for alarm in record["alarms"]:
-        print(f"  ALARM [{alarm['kind']}] {alarm['message']}; {alarm['action']}")
+        _say(f"  ALARM [{alarm['kind']}] {alarm['message']}; {alarm['action']}")
     return code
 
 

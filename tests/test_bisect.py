@@ -304,6 +304,7 @@ def test_uv_verdict_builds_a_throwaway_env_and_reads_the_verdict(tmp_path: Path)
     assert calls[0][0] == "venv"
     assert calls[1][:2] == ["pip", "install"]
     assert "transformers==5.11.0" in calls[1] and "/src/pytest-tokcompat" in calls[1]
+    assert calls[1][calls[1].index("--link-mode") + 1] == "copy", "copies, not links into uv's cache"
     assert list(cache.iterdir()) == [], "the environment must be thrown away"
 
 

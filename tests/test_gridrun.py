@@ -9,6 +9,8 @@ real code. The real tox-uv runs are in test_grid_e2e.py.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import shlex
@@ -80,6 +82,8 @@ class FakeTox:
         self.crash: set[str] = set()
         self.main_version = main_version
         self.commit = commit
+        self.hostile: dict[str, int] = {}
+        """env -> how many of its judging runs drop a .pth into it (as remote code could)."""
 
     def version_of(self, env: str) -> str:
         label = env.removeprefix("tf-")
@@ -115,6 +119,12 @@ class FakeTox:
             info = site / f"transformers-{self.main_version}.dist-info"
             (info / "direct_url.json").write_text(json.dumps({"vcs_info": {"commit_id": self.commit}}))
         (folder / "pyvenv.cfg").write_text("version_info = 3.11.7\n")
+        module = site / "transformers" / "__init__.py"
+        module.parent.mkdir(exist_ok=True)
+        module.write_text(f"__version__ = {self.version_of(env)!r}\n")
+        info = site / f"transformers-{self.version_of(env)}.dist-info"
+        digest = base64.urlsafe_b64encode(hashlib.sha256(module.read_bytes()).digest()).rstrip(b"=").decode()
+        (info / "RECORD").write_text(f"transformers/__init__.py,sha256={digest},{module.stat().st_size}\n")
         return 0
 
     def judge(self, work: Path, env: str) -> int:
@@ -122,6 +132,10 @@ class FakeTox:
         self.judged.append((env, tuple(selection["cases"]), selection["extras"]))
         if env in self.crash:
             return 3
+        if self.hostile.get(env):
+            self.hostile[env] -= 1
+            site = work / ".tox" / env / "lib" / "python3.11" / "site-packages"
+            (site / "zz_hostile.pth").write_text("import os; os.environ['TOKCOMPAT_POISONED'] = '1'\n")
         version = Version(self.version_of(env))
         tox_ini = (work / "tox.ini").read_text()
         matrix = load_matrix(tox_ini.split('--tokcompat-matrix "', 1)[1].split('"', 1)[0])
@@ -388,11 +402,45 @@ def test_a_hub_entry_at_a_branch_is_never_reused(tmp_path: Path) -> None:
 def test_cell_cache_round_trip_and_damage(tmp_path: Path) -> None:
     cache = gridrun.CellCache(tmp_path)
     key = "ab" + "0" * 62
-    assert cache.get(key) is None
-    cache.put(key, [{"id": "x", "status": "passed"}], {"cell": "case"})
-    assert cache.get(key) == [{"id": "x", "status": "passed"}]
+    fields = {"cell": "case"}
+    assert cache.get(key, fields, lambda records: None) is None
+    cache.put(key, [{"id": "x", "status": "passed"}], fields)
+    assert cache.get(key, fields, lambda records: None) == [{"id": "x", "status": "passed"}]
     (tmp_path / "ab" / f"{key}.json").write_text("{")
-    assert cache.get(key) is None
+    assert cache.get(key, fields, lambda records: None) is None
+
+
+def test_a_cell_file_is_taken_only_when_its_records_and_fields_fit_its_cell(tmp_path: Path) -> None:
+    from pytest_tokcompat.ci.cellcheck import records_problem
+
+    cache = gridrun.CellCache(tmp_path)
+    key, fields = "cd" + "0" * 62, {"cell": "case", "versions": {"transformers": "5.10.4"}}
+    mine = [case_record("qwen", "passed", "ok", expected="native", verdict="native")]
+    other = [case_record("victim", "passed", "ok", expected="native", verdict="native")]
+
+    def check(records: Any) -> str | None:
+        return records_problem(records, "qwen", ["qwen", "victim"], ["alias:a"], EXTRAS)
+
+    cache.put(key, mine, fields)
+    assert cache.get(key, fields, check) == mine, "the control: the right records are reused"
+    assert cache.discarded == []
+    cache.put(key, other, fields)
+    assert cache.get(key, fields, check) is None
+    assert "holds the records of victim, not of qwen" in cache.discarded[-1]
+    assert not (tmp_path / "cd" / f"{key}.json").exists(), "a file that does not fit is deleted"
+    cache.put(key, mine, fields | {"versions": {"transformers": "5.11.0"}})
+    assert cache.get(key, fields, check) is None, "made for another release"
+    assert "other inputs" in cache.discarded[-1]
+    cache.put(key, [{"kind": "case", "id": "qwen", "status": "fine"}], fields)
+    assert cache.get(key, fields, check) is None and "report schema" in cache.discarded[-1]
+    # The extras cell: every alias the matrix names, and no case.
+    alias = alias_record("a", "passed", "needed", "ok")
+    assert records_problem([alias], EXTRAS, ["qwen"], ["alias:a"], EXTRAS) is None
+    assert records_problem([], EXTRAS, ["qwen"], ["alias:a"], EXTRAS) == "it holds no records"
+    assert "lacks alias:a" in str(
+        records_problem([alias_record("b", "passed", "needed", "ok")], EXTRAS, [], ["alias:a"], EXTRAS)
+    )
+    assert "not aliases" in str(records_problem([alias, *mine], EXTRAS, ["qwen"], ["alias:a"], EXTRAS))
 
 
 def test_env_versions_are_read_from_the_env_files(tmp_path: Path) -> None:
@@ -459,6 +507,7 @@ def test_the_generated_tox_config(tmp_path: Path) -> None:
     assert "[testenv:tf-main]" in text and f"transformers @ {DATA.resolve().as_uri()}" in text
     assert "-p pytest_tokcompat.ci.gridselect" in text and "change_dir = {env_tmp_dir}" in text
     assert "HF_HUB_OFFLINE" not in text
+    assert "set_env =\n    UV_LINK_MODE = copy\n" in text, "copies, never links into uv's shared cache"
     offline = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", True)
     assert "    HF_HUB_OFFLINE = 1\nchange_dir" in offline.read_text(), (
         "snapshots only: the hub is never needed"
@@ -497,6 +546,31 @@ def test_a_run_prints_the_grid_and_a_rerun_reuses_every_cell(
     second = json.loads(reports[0].read_text())
     assert second["grid_run"]["reused"] == [EXTRAS, "deepseek-v3.2-exp", "qwen3-0.6b"]
     assert second["cases"] == first["cases"]
+
+
+def test_a_cell_file_holding_another_cases_records_is_judged_again(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A cell file under qwen's key holding deepseek's record (its key and fields left as they were): reused,
+    qwen's row vanished and the grid said complete. Now the file is discarded and qwen judged again."""
+    assert grid(["--releases", "5.10.4"], capsys)[0] == 0
+    tox.judged.clear()
+    files = {}
+    for path in (tmp_path / "cache" / "grid" / "cells").rglob("*.json"):
+        document = json.loads(path.read_text())
+        files[document["records"][0]["id"] if document["fields"]["cell"] == "case" else EXTRAS] = path
+    assert sorted(files) == [EXTRAS, "deepseek-v3.2-exp", "qwen3-0.6b"]
+    code, out, err = grid(["--releases", "5.10.4"], capsys)
+    assert code == 0 and "cells: 3, reused 3, judged 0" in out, "the control: files that fit are reused"
+    victim = json.loads(files["qwen3-0.6b"].read_text())
+    victim["records"] = json.loads(files["deepseek-v3.2-exp"].read_text())["records"]
+    files["qwen3-0.6b"].write_text(json.dumps(victim))
+    code, out, err = grid(["--releases", "5.10.4"], capsys)
+    assert code == 0, out + err
+    assert tox.judged == [("tf-5.10.4", ("qwen3-0.6b",), False)]
+    assert "| qwen3-0.6b | native |" in out and "cells: 3, reused 2, judged 1" in out
+    assert "discarded a cell file that does not fit its cell" in err
+    assert "holds the records of deepseek-v3.2-exp, not of qwen3-0.6b" in err
 
 
 def test_a_changed_entry_rejudges_only_that_case_and_the_extras(
@@ -722,6 +796,7 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("TOX_WORK_DIR", "/elsewhere")
     monkeypatch.setenv("PYTHONPATH", "/a/checkout")
     monkeypatch.setenv("UV_INDEX_URL", "https://index.invalid/simple")
+    monkeypatch.setenv("UV_LINK_MODE", "hardlink")
     done = gridrun.run_tox(
         tmp_path, ["tf-5.10.4", "tf-5.11.0"], jobs=2, notest=True, recreate=True, log=tmp_path / "log"
     )
@@ -732,4 +807,5 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
     assert {"run-parallel", "--notest", "-r"} <= set(command)
     assert "TOX_WORK_DIR" not in seen["env"] and "PYTHONPATH" not in seen["env"]
     assert seen["env"]["UV_INDEX_URL"] == "https://index.invalid/simple", "the index configuration passes"
+    assert seen["env"]["UV_LINK_MODE"] == "copy", "a user's link mode does not reach the grid's envs"
     assert "$ " in (tmp_path / "log").read_text()

@@ -202,6 +202,8 @@ class UvVerdict:
         return done.stdout
 
     def __call__(self, release: Version) -> str:
+        from pytest_tokcompat.ci.install import LINK_MODE
+
         self.cache.mkdir(parents=True, exist_ok=True)
         env = Path(tempfile.mkdtemp(prefix=f"tf-{release}-", dir=self.cache))
         try:
@@ -209,7 +211,7 @@ class UvVerdict:
             python = env / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
             self._run(
                 [
-                    self.uv, "pip", "install", "--quiet", "--python", str(python),
+                    self.uv, "pip", "install", "--quiet", "--link-mode", LINK_MODE, "--python", str(python),
                     f"transformers=={release}", self.requirement, *self.extras,
                 ],
                 BUILD_TIMEOUT, "uv pip install", release,

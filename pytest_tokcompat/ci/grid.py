@@ -27,6 +27,7 @@ from pytest_tokcompat.ci.watch import RegistryEvent, event_alarms, registry_even
 from pytest_tokcompat.contract import ALIAS, SCHEMA_VERSION, is_full_run, parse_timestamp, read_report
 from pytest_tokcompat.credentials import scrub
 from pytest_tokcompat.errors import ReportError as GridError
+from pytest_tokcompat.inert import markdown_code, markdown_text
 from pytest_tokcompat.model import AttemptStatus, CaseStatus
 
 MARK_UNEXPECTED, MARK_DRIFT, MARK_CHANGED, MARK_NOT_CHECKED = "✗", "~", "Δ", "?"
@@ -487,23 +488,20 @@ INCOMPLETE_HEADLINE = (
 )
 
 
-def _markdown_escape(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def render_markdown(grid: Grid) -> str:
     lines = ["## tokcompat: tokenizer verdicts by transformers release", ""]
     if not grid.complete:
         lines += [INCOMPLETE_HEADLINE, ""]
-        lines += [f"- {_markdown_escape(reason)}" for reason in grid.incomplete]
+        lines += [f"- {markdown_text(reason)}" for reason in grid.incomplete]
         lines.append("")
-    lines.append("| case | " + " | ".join(grid.releases) + " |")
+    lines.append("| case | " + " | ".join(markdown_text(r) for r in grid.releases) + " |")
     lines.append("|---" * (len(grid.releases) + 1) + "|")
     for case, cells in grid.rows.items():
-        lines.append(f"| {case} | " + " | ".join(_cell_text(cells.get(r)) for r in grid.releases) + " |")
+        texts = [markdown_text(_cell_text(cells.get(r))) for r in grid.releases]
+        lines.append(f"| {markdown_text(case)} | " + " | ".join(texts) + " |")
     for row, results in grid.loaders.items():
-        texts = [_markdown_escape(results[r]["text"]) if r in results else "—" for r in grid.releases]
-        lines.append(f"| {_markdown_escape(row)} | " + " | ".join(texts) + " |")
+        texts = [markdown_text(results[r]["text"]) if r in results else "—" for r in grid.releases]
+        lines.append(f"| {markdown_text(row)} | " + " | ".join(texts) + " |")
     lines += [
         "",
         f"{MARK_UNEXPECTED} differs from the matrix · {MARK_DRIFT} some remedy loads with wrong ids · "
@@ -517,18 +515,19 @@ def render_markdown(grid: Grid) -> str:
         ),
         "",
     ]
-    lines += [f"Note: {note}" for note in grid.notes]
+    lines += [f"Note: {markdown_text(note)}" for note in grid.notes]
     if grid.notes:
         lines.append("")
     if grid.alarms:
         lines.append("### Alarms")
         lines.append("")
         for alarm in grid.alarms:
-            upstream = f" Upstream: {alarm.link}" if alarm.link else ""
+            upstream = f" Upstream: {markdown_text(alarm.link)}" if alarm.link else ""
+            also = markdown_text(", ".join(alarm.releases[1:])) or "nowhere else"
             lines.append(
-                f"- **{alarm.kind}** `{alarm.subject}`, first in transformers {alarm.first_release} "
-                f"(also {', '.join(alarm.releases[1:]) or 'nowhere else'}): {alarm.message}. "
-                f"What to do: {alarm.action}.{upstream}"
+                f"- **{markdown_text(alarm.kind)}** {markdown_code(alarm.subject)}, first in transformers "
+                f"{markdown_text(alarm.first_release)} (also {also}): {markdown_text(alarm.message)}. "
+                f"What to do: {markdown_text(alarm.action)}.{upstream}"
             )
     else:
         lines.append("No alarms." if grid.complete else "No alarms in what was checked.")
@@ -536,9 +535,11 @@ def render_markdown(grid: Grid) -> str:
         lines += ["", "### Upstream registry events", ""]
         for event in grid.events:
             flag = (
-                " **(alarm)**" if event.alarm else (f" ({event.acknowledged})" if event.acknowledged else "")
+                " **(alarm)**"
+                if event.alarm
+                else (f" ({markdown_text(event.acknowledged)})" if event.acknowledged else "")
             )
-            lines.append(f"- {_markdown_escape(event.text)}{flag}")
+            lines.append(f"- {markdown_text(event.text)}{flag}")
     text = "\n".join(lines) + "\n"
     if len(text.encode()) > MARKDOWN_LIMIT:
         text = text.encode()[: MARKDOWN_LIMIT - 200].decode(errors="ignore")

@@ -31,6 +31,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -43,8 +44,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.ci import grid as grid_module
-from pytest_tokcompat.ci.install import PACKAGE_DIR, cache_home, extra_requirements, own_wheel
-from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
+from pytest_tokcompat.ci.cellcheck import records_problem
+from pytest_tokcompat.ci.envcheck import Integrity
+from pytest_tokcompat.ci.install import LINK_MODE, PACKAGE_DIR, cache_home, extra_requirements, own_wheel
+from pytest_tokcompat.ci.releases import UPSTREAM_ENV, GridRelease, resolve_spec
 from pytest_tokcompat.contract import (
     SCHEMA_VERSION,
     judge_identity,
@@ -54,6 +57,7 @@ from pytest_tokcompat.contract import (
 )
 from pytest_tokcompat.credentials import credential_values, scrub
 from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, ReportError, TokcompatError
+from pytest_tokcompat.inert import config_problem, terminal
 from pytest_tokcompat.matrix.loader import Case, Matrix, bundled_matrix, load_matrix
 
 EXTRAS = "@extras"
@@ -140,6 +144,41 @@ def check_with(requirements: tuple[str, ...]) -> None:
                 f"--with {text!r} is neither a requirement nor an existing path ({why}); "
                 "e.g. --with 'mypkg==1.2', --with 'mypkg @ git+https://…', --with ./path/to/mypkg"
             ) from None
+
+
+TOX_SPECIAL = {
+    "{": "tox reads as a substitution ({env:NAME} would put a variable, a token, into an install URL)",
+    "}": "tox reads as the end of a substitution",
+    '"': "would end the quoted argument of the run's command",
+}
+"""Characters tox gives a meaning to in the lines the grid writes (deps and the quoted command)."""
+
+
+def check_configuration_text(options: GridOptions, output: Path) -> None:
+    """Every argument written into the generated tox.ini or pytest.ini is one line of plain text: a line
+    break in ``--upstream`` would otherwise start a section of its own there."""
+    given = [
+        ("--upstream", options.upstream),
+        (f"${UPSTREAM_ENV}", None if options.upstream else os.environ.get(UPSTREAM_ENV)),
+        ("--releases", options.releases),
+        *(("--with", text) for text in options.with_requirements),
+        *(("--loader", text) for text in options.loaders),
+        ("--matrix", str(options.matrix.resolve()) if options.matrix else None),
+        ("--output", str(output)),
+        ("the Python running tokcompat", sys.executable),
+    ]
+    for option, value in given:
+        if value is None:
+            continue
+        problem = config_problem(option, value)
+        special = next((char for char in TOX_SPECIAL if char in value), None)
+        if problem is None and special is not None:
+            problem = (
+                f"{option} {value!r}: holds {special!r}, which {TOX_SPECIAL[special]} in the generated tox.ini; "
+                "give the value without it"
+            )
+        if problem:
+            raise BadInput(problem)
 
 
 def check_loaders(specs: tuple[str, ...]) -> None:
@@ -290,23 +329,41 @@ class Keys:
 
 
 class CellCache:
-    """Content-addressed results: ``<root>/<key[:2]>/<key>.json`` holding the records of one cell."""
+    """Content-addressed results: ``<root>/<key[:2]>/<key>.json`` holding the records of one cell.
+
+    A file is taken only when it fits its cell (:mod:`pytest_tokcompat.ci.cellcheck`); one that does not is
+    deleted, and why is kept in ``discarded`` for the run to say."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.discarded: list[str] = []
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> list[dict[str, Any]] | None:
+    def get(
+        self, key: str, fields: dict[str, Any], check: Callable[[Any], str | None]
+    ) -> list[dict[str, Any]] | None:
+        """The records kept under ``key``, if the file names that key, was made from ``fields`` (the cell's
+        case, release versions, matrix and judge) and ``check`` finds nothing wrong with its records."""
+        path = self._path(key)
         try:
-            document = json.loads(self._path(key).read_text(encoding="utf-8"))
+            document = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        records = document.get("records") if isinstance(document, dict) else None
-        if document.get("key") != key or not isinstance(records, list):
-            return None
-        return records
+        if not isinstance(document, dict):
+            why: str | None = "it is not a cell file"
+        elif document.get("key") != key:
+            why = "it names another key"
+        elif _canonical(document.get("fields")) != _canonical(fields):
+            why = "it was made from other inputs than its key says"
+        else:
+            why = check(document.get("records"))
+        if why is None:
+            return list(document["records"])
+        self.discarded.append(f"{path}: {why}")
+        path.unlink(missing_ok=True)
+        return None
 
     def registry(self, key: str) -> dict[str, Any] | None:
         """The upstream watch kept with an extras cell (its release's ``registry``), if it has one."""
@@ -387,6 +444,7 @@ def write_tox_ini(
         f"base_python = {python}\n"
         f"pass_env ={_ini_list(PASS_ENV)}\n"
         "set_env =\n"
+        f"    UV_LINK_MODE = {LINK_MODE}\n"
         f"    TOKCOMPAT_GRID_SELECT = {work / 'select'}{os.sep}{{env_name}}.json\n"
         f"{OFFLINE_LINE if offline else ''}"
         "change_dir = {env_tmp_dir}\n"
@@ -498,6 +556,7 @@ def run_tox(work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: b
         if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("TOX_")
     }
     environment.setdefault("PYTHONIOENCODING", "utf-8")
+    environment["UV_LINK_MODE"] = LINK_MODE  # and set_env, for every install tox-uv runs in the env
     with log.open("a", encoding="utf-8") as stream:
         stream.write(f"\n$ {' '.join(command)}\n")
         stream.flush()
@@ -548,6 +607,8 @@ class ReleaseRun:
     registry: dict[str, Any] | None = None
     """The upstream watch of this release (the report's ``registry``): judged with the extras cell, or
     reused with it."""
+    rebuilt: str | None = None
+    """Why the environment was rebuilt and every cell judged again (it had changed since its install)."""
 
     @property
     def env(self) -> str:
@@ -571,8 +632,10 @@ class GridRun:
 
     def __init__(self, options: GridOptions, out: Out = print, err: Out | None = None) -> None:
         self.options = options
-        self.out = out
-        self.err = err or (lambda line: print(line, file=sys.stderr, flush=True))
+        to_err = err or (lambda line: print(line, file=sys.stderr, flush=True))
+        # Printed lines carry case ids, messages and paths: control characters shown escaped.
+        self.out: Out = lambda text: out(terminal(text, newlines=True))
+        self.err: Out = lambda text: to_err(terminal(text, newlines=True))
         self.output = options.output.resolve()
         self.work = self.output / ".work"
         self.jobs = options.jobs or max(1, os.cpu_count() or 1)
@@ -580,6 +643,7 @@ class GridRun:
         self.matrix: Matrix | None = None
         self.with_identities: list[str] = []
         """The ``--with`` requirements as installed (local paths with a hash of their files)."""
+        self.integrity = Integrity(self.work, self.work / ".tox")
 
     # -- planning --
 
@@ -604,6 +668,7 @@ class GridRun:
     def run(self, plan_only: bool = False) -> int:
         try:
             self.shard = parse_shard(self.options.shard)
+            check_configuration_text(self.options, self.output)
             check_with(self.options.with_requirements)
             check_loaders(self.options.loaders)
             self.check_tools()
@@ -662,10 +727,14 @@ class GridRun:
         self.with_identities = list(with_requirements)
         cache = CellCache(cache_home() / "grid" / "cells")
         self.build(runs, wheel)
+        self.verify_built(runs, wheel)
         for run in runs:
             if run.versions is not None:
                 self.plan_reuse(run, keys, cache)
-        self.judge(runs, case_ids)
+        for why in cache.discarded:
+            self.err(f"discarded a cell file that does not fit its cell, judged again: {why}")
+        self.judge_watched(runs, case_ids)
+        self.verify_judged(runs, wheel, case_ids)
         for run in runs:
             if run.versions is not None:
                 self.store(run, keys, cache)
@@ -749,14 +818,88 @@ class GridRun:
                 built.pop(run.env, None)
             else:
                 built[run.env] = [str(wheel), run.release.requirement, *with_ids]
+                self.integrity.built(run.env)
         write_json_atomic(record_path, built)
+
+    def rebuild(self, runs: list[ReleaseRun], wheel: Path) -> None:
+        """Throw the envs of ``runs`` away and build them anew (nothing of the old one is kept)."""
+        for run in runs:
+            self.integrity.forget(run.env)
+            shutil.rmtree(self.work / ".tox" / run.env, ignore_errors=True)
+            run.versions = None
+        self.build(runs, wheel)
+
+    def verify_built(self, runs: list[ReleaseRun], wheel: Path) -> None:
+        """An env kept from an earlier run is trusted only as its install left it (:mod:`.envcheck`);
+        otherwise it is rebuilt and none of its cached cells is reused."""
+        changed: list[ReleaseRun] = []
+        for run in runs:
+            why = self.integrity.check(run.env) if run.versions is not None else None
+            if why is not None:
+                run.rebuilt = (
+                    f"the environment is not as its install left it ({why}): rebuilt, every cell judged again"
+                )
+                self.err(f"tokcompat grid: {run.env}: {run.rebuilt}")
+                changed.append(run)
+        if changed:
+            self.rebuild(changed, wheel)
+
+    def verify_judged(self, runs: list[ReleaseRun], wheel: Path, case_ids: list[str]) -> None:
+        """An env in which opted-in code ran is checked before its cells count: if the run changed it, the
+        env is rebuilt and its cells judged once more; if that run changes it too, they are not checked."""
+        changed = {run.env: self.integrity.check(run.env) for run in runs if run.versions and run.to_judge}
+        exposed = [run for run in runs if changed.get(run.env) is not None]
+        if not exposed:
+            return
+        for run in exposed:
+            why = changed[run.env]
+            run.rebuilt = (
+                f"the environment changed while its cells were judged ({why}): rebuilt, judged again"
+            )
+            self.err(f"tokcompat grid: {run.env}: {run.rebuilt}")
+            run.fresh, run.error, run.registry = {}, None, None
+        self.rebuild(exposed, wheel)
+        self.judge_watched(exposed, case_ids)
+        for run in exposed:
+            why = self.integrity.check(run.env) if run.versions is not None else None
+            if why is not None:
+                run.fresh, run.registry = {}, None
+                run.error = (
+                    f"the environment changed again while its cells were judged ({why}): not checked; "
+                    "a case that opts in to remote code writes into its environment"
+                )
+                self.integrity.forget(run.env)  # the next run builds it anew
+
+    def judge_watched(self, runs: list[ReleaseRun], case_ids: list[str]) -> None:
+        """:meth:`judge`, each env that is to run opted-in code noted as such first: a case with
+        ``trust_remote_code: true``, or the extras cell of a matrix that has one (it judges their aliases)."""
+        trusting = {case.id for case in (self.matrix.cases if self.matrix else []) if case.trust_remote_code}
+        for run in runs:
+            if run.versions is not None and any(
+                cell in trusting or (cell == EXTRAS and trusting) for cell in run.to_judge
+            ):
+                self.integrity.exposed(run.env)
+        self.judge(runs, case_ids)
 
     def plan_reuse(self, run: ReleaseRun, keys: Keys, cache: CellCache) -> None:
         assert run.versions is not None
+        if run.rebuilt is not None:
+            run.to_judge = list(run.cells)
+            run.keys = {
+                cell: keys.key(cell, run.versions) if run.release.immutable else None for cell in run.cells
+            }
+            return
+        case_ids = list(keys.static)
+        alias_ids = [stub["id"] for stub in _extras_stubs("", self.matrix)]
         for cell in run.cells:
             key = keys.key(cell, run.versions) if run.release.immutable else None
             run.keys[cell] = key
-            records = cache.get(key) if key else None
+            fields = keys.fields(cell, run.versions) if key else None
+
+            def check(records: Any, cell: str = cell) -> str | None:
+                return records_problem(records, cell, case_ids, alias_ids, EXTRAS)
+
+            records = cache.get(key, fields, check) if key and fields is not None else None
             if records is None:
                 run.to_judge.append(cell)
             else:
@@ -919,7 +1062,7 @@ class GridRun:
             )
             commit = (run.versions or {}).get("commit")
             extra = f" at {commit[:12]}" if commit else ""
-            state = f"; {run.error}" if run.error else ""
+            state = "".join(f"; {note}" for note in (run.rebuilt, run.error) if note)
             lines.append(
                 f"  transformers {label}{extra}: {len(run.reused)} reused, {len(run.fresh)} judged{state}"
             )

@@ -78,6 +78,11 @@ def _installed_metadata() -> tuple[str, str, str]:
     return found.version, text, found.read_text("entry_points.txt") or ""
 
 
+LINK_MODE = "copy"
+"""How uv puts packages into a throwaway environment: as copies. uv's default links files from its shared
+cache; an in-place write by code that runs in the environment (a checkpoint's remote code) would then
+change that package for every later install on the machine. Set as ``UV_LINK_MODE`` or ``--link-mode``."""
+
 RUN_EXTRAS = ("pytest", "bundled")
 """What a throwaway environment runs the matrix with: the pytest plugin and the bundled snapshots' data."""
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from pytest_tokcompat.ci.grid import load_reports, merge
 from pytest_tokcompat.ci.issues_text import TITLE_PREFIX, IssueText, issue_texts
@@ -65,7 +66,7 @@ def run_gh(gh: str) -> Gh:
 
 def _key_of(issue: dict[str, Any]) -> str | None:
     found = KEY_MARK.search(str(issue.get("body") or ""))
-    return found.group(1).strip() if found else None
+    return unquote(found.group(1).strip()) if found else None
 
 
 def sync(texts: list[IssueText], complete: bool, gh: Gh, out: Callable[[str], None] = print) -> SyncResult:

@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import quote
 
 from pytest_tokcompat.ci.grid import Grid, GridAlarm
 from pytest_tokcompat.credentials import scrub
+from pytest_tokcompat.inert import markdown_code, markdown_text, plain_title
 from pytest_tokcompat.model import AlarmKind
 
 NATIVE_DRIFT, OBSOLETE_ALIAS, UNEXPECTED_VERDICT, REGISTRY_CHANGE = (
@@ -60,34 +62,42 @@ def alarm_title(alarm: GridAlarm) -> str:
         if alarm.kind in set(AlarmKind)
         else "{subject} {kind}"
     )
-    title = f"{TITLE_PREFIX} " + _one_line(template.format(subject=alarm.subject, kind=alarm.kind))
+    title = f"{TITLE_PREFIX} " + plain_title(
+        _one_line(template.format(subject=alarm.subject, kind=alarm.kind))
+    )
     return title if len(title) <= TITLE_LIMIT else title[: TITLE_LIMIT - 1] + "…"
 
 
+def key_comment(key: str) -> str:
+    """The key, hidden in the body, percent-encoded so no ``-->`` in a subject ends the comment early."""
+    return f"<!-- tokcompat-key: {quote(key, safe=':/')} -->"
+
+
 def alarm_body(alarm: GridAlarm) -> str:
+    """The issue's Markdown: every string from a report (subject, message, releases, link) inert."""
     releases = ", ".join(alarm.releases) or alarm.first_release
     lines = [
-        f"<!-- tokcompat-key: {alarm_key(alarm)} -->",
-        f"**{alarm.kind}** for `{alarm.subject}`, raised by the nightly tokcompat grid.",
+        key_comment(alarm_key(alarm)),
+        f"**{markdown_text(alarm.kind)}** for {markdown_code(alarm.subject)}, raised by the nightly tokcompat grid.",
         "",
         "### What",
         "",
-        f"{alarm.message}.",
+        f"{markdown_text(alarm.message)}.",
         "",
         "### First release",
         "",
-        f"transformers {alarm.first_release}",
+        f"transformers {markdown_text(alarm.first_release)}",
         "",
         "### All releases with this alarm",
         "",
-        releases,
+        markdown_text(releases),
         "",
         "### What to do",
         "",
-        f"{alarm.action}.",
+        f"{markdown_text(alarm.action)}.",
     ]
     if alarm.link:
-        lines += ["", "### Upstream", "", alarm.link]
+        lines += ["", "### Upstream", "", markdown_text(alarm.link)]
     if alarm.kind == REGISTRY_CHANGE:
         lines += [
             "",

@@ -1,6 +1,8 @@
 """The terminal summary: one table of the run, case by case, then the alarms.
 
-Reads report records (pytest_tokcompat.contract builds them), never the judge.
+Reads report records (pytest_tokcompat.contract builds them), never the judge. Every
+line is for a terminal: a checkpoint's strings in it have their control characters
+shown escaped (:func:`pytest_tokcompat.inert.terminal`), never interpreted.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from typing import Any
 
 from pytest_tokcompat.ci.loaders import loader_rows, loader_text
 from pytest_tokcompat.contract import ALIAS, CASE
+from pytest_tokcompat.inert import terminal
 from pytest_tokcompat.model import CaseStatus, Verdict
 
 REMEDY_TEXT = {
@@ -67,10 +70,11 @@ def summary_lines(records: list[dict[str, Any]]) -> list[str]:
                 REMEDY_TEXT.get(str(verdict), "-"),
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    shown = [[terminal(cell) for cell in row] for row in rows]  # escaped before the widths are taken
+    widths = [max(len(row[i]) for row in shown) for i in range(len(shown[0]))]
     lines = [
         " | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)).rstrip()
-        for row in rows
+        for row in shown
     ]
     lines.insert(1, "-+-".join("-" * width for width in widths))
     for record in cases:
@@ -89,4 +93,4 @@ def summary_lines(records: list[dict[str, Any]]) -> list[str]:
     alarms = [alarm for record in records for alarm in record.get("alarms", [])]
     for alarm in alarms:
         lines.append(f"ALARM [{alarm['kind']}] {alarm['subject']}: {alarm['message']}; {alarm['action']}")
-    return lines
+    return [terminal(line) for line in lines]

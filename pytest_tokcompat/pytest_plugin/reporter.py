@@ -213,12 +213,14 @@ class TokcompatReporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from pytest_tokcompat.ci.summary import summary_lines
         from pytest_tokcompat.credentials import scrub
+        from pytest_tokcompat.inert import terminal
 
         terminalreporter.section("tokcompat")
         for line in summary_lines(list(self.records.values())):
             terminalreporter.write_line(scrub(line))
         if self.watch_problem is not None:
-            terminalreporter.write_line(f"upstream watch not recorded in the report: {self.watch_problem}")
+            problem = terminal(scrub(self.watch_problem))
+            terminalreporter.write_line(f"upstream watch not recorded in the report: {problem}")
         if self.written is None or self.target is None:
             return
         terminalreporter.write_line(f"report written to {self.written}")
