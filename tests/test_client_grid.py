@@ -25,12 +25,22 @@ def test_the_tox_config_installs_the_clients_and_passes_the_loaders(tmp_path: Pa
         "/usr/bin/python3",
         with_requirements=(str(CLIENT), "aiperf==0.13.0"),
         loaders=(LOADER, "repair=m:f:tokenizer"),
+        loader_kwargs=('repair={"tokenizer_mode": "slow"}',),
     ).read_text()
+    ini = (tmp_path / "pytest.ini").read_text()
     deps = text.split("deps =\n", 1)[1].split("\n\n", 1)[0].splitlines()
     deps = [line.strip() for line in deps if line.startswith("    ")]
     assert deps[0] == str(wheel), "the package under test first, then the extras it needs"
     assert deps[-3:] == ["transformers==5.10.4", str(CLIENT), "aiperf==0.13.0"], deps
-    assert f'--tokcompat-loader "{LOADER}" --tokcompat-loader "repair=m:f:tokenizer"\n' in text
+    assert "--tokcompat-loader" not in text, "JSON braces on a tox command line would be substitutions"
+    assert f"tokcompat_loaders =\n    {LOADER}\n    repair=m:f:tokenizer\n" in ini
+    assert 'tokcompat_loader_kwargs =\n    repair={"tokenizer_mode": "slow"}\n' in ini
+    import iniconfig
+
+    parsed = iniconfig.IniConfig(tmp_path / "pytest.ini")["pytest"]
+    assert parsed["tokcompat_loader_kwargs"].strip() == 'repair={"tokenizer_mode": "slow"}', (
+        "as pytest reads it"
+    )
 
 
 def test_with_and_loader_reach_every_env_and_are_part_of_each_cells_key(
@@ -48,7 +58,10 @@ def test_with_and_loader_reach_every_env_and_are_part_of_each_cells_key(
     assert code == 0, out + err
     tox_ini = (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()
     assert tox_ini.count(f"    {client.resolve()}\n") == 2, "in each release's deps"
-    assert f'--tokcompat-loader "{LOADER}"' in tox_ini
+    assert (
+        f"tokcompat_loaders =\n    {LOADER}\n"
+        in (project / "tokcompat-grid" / ".work" / "pytest.ini").read_text()
+    )
     assert "cells: 6, reused 0, judged 6" in out
 
     tox.builds.clear()
@@ -71,6 +84,10 @@ def test_with_and_loader_reach_every_env_and_are_part_of_each_cells_key(
     out = grid(["--releases", "5.10.4,5.11.0", "--with", str(client)], capsys)[1]
     assert "cells: 6, reused 0, judged 6" in out, "another --loader set: other cells"
 
+    out = grid([*argv, "--loader-kwargs", '{"use_fast": true}'], capsys)[1]
+    assert "cells: 6, reused 0, judged 6" in out, "other keyword arguments: other cells"
+    assert 'cfg={"use_fast": true}' in (project / "tokcompat-grid" / ".work" / "pytest.ini").read_text()
+
 
 @pytest.mark.parametrize(
     ("argv", "says"),
@@ -82,6 +99,11 @@ def test_with_and_loader_reach_every_env_and_are_part_of_each_cells_key(
         (["--with", ""], "give one requirement"),
         (["--loader", "no-colon"], "--loader 'no-colon' is not of the form"),
         (["--loader", "x=m:f", "--loader", "x=m:g"], "two loaders are named 'x'"),
+        (["--loader", "x=m:f", "--loader-kwargs", "{not json"], "--loader-kwargs '{not json' is not JSON"),
+        (["--loader", "x=m:f", "--loader-kwargs", "[1]"], "is a JSON list, not an object"),
+        (["--loader", "x=m:f", "--loader-kwargs", 'y={"a": 1}'], "no loader is named 'y'"),
+        (["--loader-kwargs", '{"a": 1}'], "no loader is given; name the loader"),
+        (["--loader", "x=m:f", "--loader", "y=m:g", "--loader-kwargs", "{}"], "2 loaders are given"),
     ],
 )
 def test_bad_with_or_loader_is_bad_input(

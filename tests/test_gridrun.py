@@ -460,9 +460,10 @@ def test_the_generated_tox_config(tmp_path: Path) -> None:
     assert "-p pytest_tokcompat.ci.gridselect" in text and "change_dir = {env_tmp_dir}" in text
     assert "HF_HUB_OFFLINE" not in text
     offline = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", True)
-    assert "    HF_HUB_OFFLINE = 1\nchange_dir" in offline.read_text(), (
-        "snapshots only: the hub is never needed"
-    )
+    assert (
+        "    HF_HUB_OFFLINE = 1\n    TOKCOMPAT_SET_BY_TOOL = HF_HUB_OFFLINE\nchange_dir"
+        in offline.read_text()
+    ), "snapshots only: the hub is never needed"
 
 
 # The command, with tox stood in.
