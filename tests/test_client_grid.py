@@ -135,3 +135,36 @@ def test_a_bare_name_is_a_requirement_even_where_a_folder_of_that_name_exists(
     assert gridrun.install_line("mypkg") == "mypkg" and gridrun.requirement_identity("mypkg") == "mypkg"
     assert gridrun.install_line("./mypkg") == str(tmp_path / "mypkg")
     assert gridrun.requirement_identity("./mypkg").startswith(f"{tmp_path / 'mypkg'}#")
+
+
+@pytest.mark.parametrize("in_git", [True, False], ids=["git-work-tree", "plain-folder"])
+def test_with_dot_hashes_the_package_sources_so_a_rerun_reuses_every_cell(
+    project: Path,  # noqa: F811 - the fixture of test_gridrun
+    tox: FakeTox,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+    in_git: bool,
+) -> None:
+    import subprocess
+
+    (project / "client_pkg").mkdir()
+    (project / "client_pkg" / "__init__.py").write_text("VERSION = 1\n")
+    (project / "pyproject.toml").write_text("[project]\nname = 'client-pkg'\nversion = '1'\n")
+    if in_git:
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+        (project / ".gitignore").write_text("*.log\n")
+    else:
+        (project / ".git").mkdir()  # a version-control folder that is no source
+    argv = ["--releases", "5.10.4,5.11.0", "--with", ".", "--loader", LOADER]
+    assert "cells: 6, reused 0, judged 6" in grid(argv, capsys)[1]
+    assert (project / "tokcompat-grid" / "grid.md").is_file(), "the output folder is inside the package"
+    (project / ".git" / "index-ish").write_text("changed by git\n")
+    (project / "client_pkg" / "__pycache__").mkdir()
+    (project / "client_pkg" / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    (project / "run.log").write_text("ignored by .gitignore\n" if in_git else "")
+    if not in_git:
+        (project / "run.log").unlink()
+    out = grid(argv, capsys)[1]
+    assert "cells: 6, reused 6, judged 0 (nothing changed)" in out, out
+    # the control: an edit of the package's own source is seen
+    (project / "client_pkg" / "__init__.py").write_text("VERSION = 2\n")
+    assert "cells: 6, reused 0, judged 6" in grid(argv, capsys)[1]

@@ -182,12 +182,13 @@ def install_line(text: str) -> str:
     return str(path.resolve()) if path is not None else text
 
 
-def requirement_identity(text: str) -> str:
-    """What a ``--with`` requirement installs, as a string: a local path with a hash of its files (so an
-    edit rebuilds the environments and re-judges their cells), anything else as written."""
+def requirement_identity(text: str, outputs: tuple[Path, ...] = ()) -> str:
+    """What a ``--with`` requirement installs, as a string: a local path with a hash of the sources it is
+    built from (so an edit rebuilds the environments and re-judges their cells; ``outputs``, the grid's own
+    folders, never count), anything else as written."""
     path = local_path(text)
     if path is not None and path.is_dir():
-        return f"{path.resolve()}#{folder_hash(path)[:16]}"
+        return f"{path.resolve()}#{package_hash(path, outputs)[:16]}"
     if path is not None and path.is_file():
         return f"{path.resolve()}#{_sha(path.read_bytes())[:16]}"
     return text
@@ -234,6 +235,57 @@ def folder_hash(folder: Path) -> str:
             digest.update(
                 path.relative_to(folder).as_posix().encode() + b"\0" + _sha(path.read_bytes()).encode()
             )
+    return digest.hexdigest()
+
+
+NOT_SOURCES = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", ".tox", ".nox", ".venv", "venv", ".mypy_cache", ".pytest_cache",
+     ".ruff_cache", ".hypothesis", "build", "dist", "node_modules", DEFAULT_OUTPUT}
+)  # fmt: skip
+"""Folder names that are never a package's sources (even where a repository's .gitignore leaves them out)."""
+
+
+def package_files(folder: Path, outputs: tuple[Path, ...] = ()) -> list[Path]:
+    """The files a local package is built from: what git tracks or would track (``git ls-files --cached
+    --others --exclude-standard``: the repository's .gitignore applies) in a git work tree, else every file;
+    never version-control folders, caches, build outputs, ``*.egg-info`` or anything inside ``outputs``."""
+    root = folder.resolve()
+    skipped = [output.resolve() for output in outputs]
+    listed: list[Path] | None = None
+    command = [
+        "git",
+        "-C",
+        str(root),
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        "--",
+        ".",
+    ]
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(command, capture_output=True, check=False, timeout=60)
+        if done.returncode == 0:
+            names = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+            listed = [root / name for name in names if name]
+    return sorted(
+        path
+        for path in (root.rglob("*") if listed is None else listed)
+        if path.is_file()
+        and not any(
+            part in NOT_SOURCES or part.endswith(".egg-info") for part in path.relative_to(root).parts
+        )
+        and not any(path == out or out in path.parents for out in skipped)
+    )
+
+
+def package_hash(folder: Path, outputs: tuple[Path, ...] = ()) -> str:
+    """A local package's sources (:func:`package_files`), names and contents."""
+    digest = hashlib.sha256()
+    root = folder.resolve()
+    for path in package_files(root, outputs):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + _sha(path.read_bytes()).encode())
     return digest.hexdigest()
 
 
@@ -668,7 +720,9 @@ class GridRun:
             return grid_module.EXIT_BAD_INPUT
         self.prepare_dirs()
         offline = all(case.snapshot is not None for case in matrix.cases)
-        with_requirements = tuple(requirement_identity(r) for r in self.options.with_requirements)
+        with_requirements = tuple(
+            requirement_identity(r, (self.output, cache_home())) for r in self.options.with_requirements
+        )
         installs = tuple(install_line(r) for r in self.options.with_requirements)
         write_tox_ini(
             self.work,
