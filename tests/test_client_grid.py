@@ -168,3 +168,52 @@ def test_with_dot_hashes_the_package_sources_so_a_rerun_reuses_every_cell(
     # the control: an edit of the package's own source is seen
     (project / "client_pkg" / "__init__.py").write_text("VERSION = 2\n")
     assert "cells: 6, reused 0, judged 6" in grid(argv, capsys)[1]
+
+
+UV_CONFLICT = {
+    "plain": (
+        "tf-5.10.4: install_deps> uv pip install ...\n"
+        "  x No solution found when resolving dependencies:\n"
+        "error: No solution found when resolving dependencies\n"
+        "  cause: Because vllm==0.33.0 depends on tokenizers>=0.23.2 and transformers==5.10.4 depends on "
+        "tokenizers>=0.22.0,<=0.23.0, we can conclude that transformers==5.10.4 and vllm==0.33.0 are incompatible.\n"
+        "         And because you require transformers==5.10.4 and vllm==0.33.0, we can conclude that your "
+        "requirements are unsatisfiable.\n"
+        "tf-5.10.4: exit 1 (0.41 seconds)\n"
+    ),
+    "terminal": (
+        "  × No solution found when resolving dependencies:\n"
+        "  ╰─▶ Because vllm==0.33.0 depends on tokenizers>=0.23.2 and transformers==5.10.4 depends on "
+        "tokenizers>=0.22.0,<=0.23.0, we can conclude that transformers==5.10.4 and vllm==0.33.0 are incompatible.\n"
+        "      And because you require transformers==5.10.4 and vllm==0.33.0, we can conclude that your "
+        "requirements are unsatisfiable.\n"
+        "\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("form", sorted(UV_CONFLICT))
+def test_a_with_requirement_that_conflicts_with_a_release_is_reported_as_that(
+    project: Path,  # noqa: F811 - the fixture of test_gridrun
+    tox: FakeTox,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+    form: str,
+) -> None:
+    tox.fail_build.add("tf-5.10.4")
+    tox.build_output["tf-5.10.4"] = UV_CONFLICT[form]
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0", "--with", "vllm==0.33.0"], capsys)
+    assert code == 3, out
+    said = (
+        "the environment for transformers==5.10.4 cannot be built: the requirements conflict (the resolver: "
+        "Because vllm==0.33.0 depends on tokenizers>=0.23.2 and transformers==5.10.4 depends on "
+        "tokenizers>=0.22.0,<=0.23.0, we can conclude that transformers==5.10.4 and vllm==0.33.0 are "
+        "incompatible. And because you require transformers==5.10.4 and vllm==0.33.0, we can conclude that "
+        "your requirements are unsatisfiable.); drop or relax the --with requirement"
+    )
+    assert f"transformers 5.10.4: 0 reused, 0 judged; {said}" in out
+    assert "incomplete grid" in out and said in out.split("incomplete grid", 1)[1]
+    assert "pytest exit status" not in out and "interrupted" not in out
+    # the control: a build that fails for another reason says only that it could not be built
+    tox.build_output["tf-5.10.4"] = "tf-5.10.4: exit 2 (disk full)\n"
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0", "--with", "vllm==0.33.0"], capsys)
+    assert code == 3 and "could not be built (tox exit 1)" in out and "conflict" not in out

@@ -77,6 +77,8 @@ class FakeTox:
         self.builds: list[str] = []
         self.judged: list[tuple[str, tuple[str, ...], bool]] = []
         self.fail_build: set[str] = set()
+        self.build_output: dict[str, str] = {}
+        """What a failing build prints into the log, per env (tox-uv's resolver output)."""
         self.crash: set[str] = set()
         self.main_version = main_version
         self.commit = commit
@@ -92,6 +94,9 @@ class FakeTox:
         for env in envs:
             if notest:
                 results[env] = self.build(work / ".tox" / env, env)
+                if env in self.build_output:
+                    with log.open("a", encoding="utf-8") as stream:
+                        stream.write(self.build_output[env])
             else:
                 results[env] = self.judge(work, env)
         return ToxRun(max(results.values(), default=0) or 0, results)

@@ -293,6 +293,9 @@ def _run_problem(path: Path, document: Mapping[str, Any]) -> str | None:
     if isinstance(selection, Mapping) and selection.get("partial") is True and not shard:
         why = selection.get("reason") or "part of the matrix"
         return f"{path}: the run selected part of the matrix ({why}): run the whole matrix"
+    error = document["grid_run"].get("error") if shard else None
+    if document["complete"] is not True and isinstance(error, str) and error:
+        return f"{path}: {error}"  # what tokcompat grid knows went wrong (an environment not built)
     if document["complete"] is not True:
         return (
             f"{path}: not every case ran (pytest exit status {document['exit_status']}: interrupted, a worker "

@@ -538,6 +538,46 @@ def env_versions(env: Path) -> dict[str, str | None] | None:
     return versions
 
 
+NO_SOLUTION = "No solution found when resolving dependencies"
+_PREFIX = re.compile(r"^(?:[\w.+-]+: )?")  # tox's "ENV: " before a line of its output
+
+
+def _read_from(log: Path, start: int) -> str:
+    try:
+        with log.open("rb") as stream:
+            stream.seek(start)
+            return stream.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def resolver_conflicts(text: str) -> list[str]:
+    """uv's explanations of why requirements cannot be resolved (``Because … unsatisfiable.``), one per
+    failed resolution, each on one line, from what a build printed (plain or terminal form)."""
+    found: list[str] = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if NO_SOLUTION not in line:
+            continue
+        parts: list[str] = []
+        for following in lines[index + 1 :]:
+            body = _PREFIX.sub("", following, count=1)
+            if not body[:1].isspace() or not body.strip():
+                break
+            parts.append(body.strip().removeprefix("cause:").removeprefix("╰─▶").strip())
+        if parts:
+            found.append(" ".join(parts))
+    return found
+
+
+def conflict_of(conflicts: list[str], requirement: str, failed: int) -> str | None:
+    """The explanation that names ``requirement``; the only one where one build ran."""
+    named = [text for text in conflicts if requirement in text]
+    if named:
+        return named[0]
+    return conflicts[0] if len(conflicts) == 1 and failed == 1 else None
+
+
 @dataclass
 class ToxRun:
     code: int
@@ -801,6 +841,7 @@ class GridRun:
                 f"building {len(fresh) + len(moving)} environment(s) with tox-uv "
                 f"({', '.join(r.release.label for r in fresh + moving)}); log: {log}"
             )
+        start = log.stat().st_size if log.is_file() else 0
         done = run_tox(
             self.work,
             [r.env for r in fresh],
@@ -817,13 +858,19 @@ class GridRun:
             recreate=True,
             log=log,
         )
+        conflicts = resolver_conflicts(_read_from(log, start))
         for run in fresh + moving:
             results = done.results if run in fresh else done_moving.results
             run.versions = env_versions(self.work / ".tox" / run.env)
             if results.get(run.env) not in (0, None) or run.versions is None:
                 run.versions = None
+                conflict = conflict_of(conflicts, run.release.requirement, len(fresh) + len(moving))
                 run.error = (
-                    f"the environment for {run.release.requirement} could not be built "
+                    f"the environment for {run.release.requirement} cannot be built: the requirements "
+                    f"conflict (the resolver: {conflict}); drop or relax the --with requirement for this "
+                    f"release, or leave the release out; see {log}"
+                    if conflict and with_ids
+                    else f"the environment for {run.release.requirement} could not be built "
                     f"(tox exit {results.get(run.env)}); see {log}"
                 )
                 built.pop(run.env, None)
