@@ -110,8 +110,9 @@ class AlarmKind(_Text):
     LOADER_ERROR = "loader-error"
     """A client's own loader cannot be imported or called, or what it returns cannot encode."""
     LOADER_OBSOLETE = "loader-obsolete"
-    """Plain AutoTokenizer gives the same right tokenizer as a client's loader on a checkpoint that needed a
-    remedy on earlier releases: the client's shim is no longer needed there."""
+    """Plain AutoTokenizer gives the same right tokenizer as a client's loader where the loader still
+    registers the checkpoint's model_type, or (the grid) where plain loading failed on an earlier release:
+    the client's shim is no longer needed there."""
 
 
 NOT_CHECKED = "not-checked"

@@ -130,26 +130,7 @@ def test_a_loader_whose_module_cannot_be_imported_fails_the_run_naming_it(client
     assert "ModuleNotFoundError: No module named 'client_shimz'" in message
 
 
-def test_a_shim_made_obsolete_is_an_alarm_until_its_release_is_recorded(client: pytest.Pytester) -> None:
-    earlier = '{"<1.0": alias, ">=1.0": native}'  # the matrix says plain loading was not enough before
-    result, record = _run(
-        client, _matrix(client.path, earlier), "--tokcompat-loader", "mine=client_shims:plain"
-    )
-    result.assert_outcomes(failed=1, skipped=1)
-    assert _kinds(record) == ["loader-obsolete"]
-    alarm = record["alarms"][0]
-    assert "your shim is obsolete from " + record["transformers_version"] in alarm["message"]
-    assert "record native_since:" in alarm["action"]
-    recorded = '  - {name: mine, call: "client_shims:plain", native_since: "1.0"}\n'
-    result, record = _run(client, _matrix(client.path, earlier, "loaders:\n" + recorded))
-    result.assert_outcomes(passed=1, skipped=1)
-    assert record["alarms"] == [] and record["loaders"][0]["native_since"] == "1.0"
-    # and a case the matrix always expected native never makes a wrapper "obsolete"
-    result, record = _run(client, _matrix(client.path), "--tokcompat-loader", "mine=client_shims:plain")
-    result.assert_outcomes(passed=1, skipped=1)
-
-
-def test_a_shim_that_registers_over_the_native_class_is_a_finding_even_with_right_ids(
+def test_a_shim_that_registers_over_a_right_native_class_is_obsolete_and_a_finding(
     client: pytest.Pytester,
 ) -> None:
     result, record = _run(
@@ -160,16 +141,37 @@ def test_a_shim_that_registers_over_the_native_class_is_a_finding_even_with_righ
         "--tokcompat-loader",
         "plain=client_shims:plain",
     )
-    result.assert_outcomes(passed=1, skipped=1)  # the ids are right: a finding, not an alarm
+    result.assert_outcomes(failed=1, skipped=1)
     over, plain = record["loaders"]
-    assert over["status"] == "ok" and plain["status"] == "ok"
+    assert over["status"] == "ok" and plain["status"] == "ok"  # the ids are right either way
+    assert over["registers"] == ["gpt2"] and plain["registers"] == []
     assert over["replaces_native"] == [
         "AutoConfig's 'gpt2' is client_shims.replaces_native.<locals>.ClientGPT2Config, not transformers' own GPT2Config"
     ]
     assert plain["replaces_native"] == []
+    assert _kinds(record) == ["loader-obsolete"] and record["alarms"][0]["subject"] == "loader:over"
+    version = record["transformers_version"]
+    message = record["alarms"][0]["message"]
+    assert f"registers gpt2 for toy under transformers {version}, where plain AutoTokenizer" in message
+    assert f"your shim is obsolete from {version}" in message
     result.stdout.fnmatch_lines(
         ["*toy / loader:over: parity (*replaces transformers' native class: AutoConfig's*"]
     )
+    # recorded: the alarm is acknowledged, the finding stays
+    recorded = '  - {name: over, call: "client_shims:replaces_native", native_since: "1.0"}\n'
+    result, record = _run(client, _matrix(client.path, loaders="loaders:\n" + recorded))
+    result.assert_outcomes(passed=1, skipped=1)
+    assert record["alarms"] == [] and record["loaders"][0]["native_since"] == "1.0"
+    assert record["loaders"][0]["replaces_native"]
+
+
+def test_a_plain_wrapper_is_never_obsolete_on_its_own_release(client: pytest.Pytester) -> None:
+    earlier = '{"<1.0": alias, ">=1.0": native}'  # plain loading was not enough before: the grid's business
+    result, record = _run(
+        client, _matrix(client.path, earlier), "--tokcompat-loader", "mine=client_shims:plain"
+    )
+    result.assert_outcomes(passed=1, skipped=1)
+    assert record["alarms"] == [] and record["loaders"][0]["registers"] == []
 
 
 def test_a_loader_is_called_without_the_offline_setting_the_grid_made(
@@ -285,3 +287,71 @@ def test_the_grid_raises_the_loaders_alarms_naming_loader_cases_and_releases(tmp
     }
     obsolete = issues["tokcompat: your loader:cfg shim is obsolete"].body
     assert "### Cases" in obsolete and "from transformers 5.11.0 on" in obsolete
+
+
+def test_a_loader_row_names_the_dimension_that_drifts_where_the_ids_match() -> None:
+    from pytest_tokcompat.ci.loaders import loader_text
+
+    chat = {
+        "status": "drift",
+        "detail": "chat_template: apply_chat_template renders another text",
+        "differing": 0,
+        "compared": 400,
+        "parity": {"status": "contract-mismatch", "checked": 400, "dimension": "chat_template"},
+    }
+    assert loader_text(chat) == (
+        "drift in chat_template (ids match); chat_template: apply_chat_template renders another text"
+    )
+    ids = {**chat, "differing": 3, "parity": {"status": "mismatch", "dimension": "ids", "text": "a"}}
+    assert loader_text(ids).startswith("drift — 3/400 texts; first: 'a' ? vs ?")  # the control: ids drift
+
+
+def test_the_grid_finds_a_shim_that_steps_aside_obsolete_from_the_release_plain_loading_is_right(
+    tmp_path: Path,
+) -> None:
+    """aiperf's alias skips itself where transformers knows the type: no run of one release can tell."""
+    import json
+
+    import reportdata
+
+    from pytest_tokcompat.ci.grid import EXIT_ALARMS, EXIT_CLEAN, Grid, merge, render_markdown
+
+    ok = {"status": "ok", "parity": {"status": "match", "checked": 400}}
+    drift = {
+        "status": "drift",
+        "parity": {"status": "mismatch", "text": "Hello"},
+        "differing": 3,
+        "compared": 4,
+    }
+
+    def grid_of(native_since: str | None, plain_before: bool) -> Grid:
+        reports = []
+        for version, verdict, result in (
+            ("5.5.4", "alias", drift),
+            ("5.10.4", "alias", drift),
+            ("5.11.0", "native", ok),
+        ):
+            if plain_before:  # the control: plain loading was right all along
+                record = reportdata.case("deepseek-v3.2-exp", version, "native")
+            else:
+                record = reportdata.case("deepseek-v3.2-exp", version, verdict, drift=True)
+            loader = {"name": "aiperf", "call": "aiperf.tok:Tokenizer.from_pretrained", "attr": "tokenizer"}
+            loader |= {"kwargs": {}, **result} | ({"native_since": native_since} if native_since else {})
+            record["loaders"] = [loader]
+            path = reportdata.write(tmp_path, f"{version}.json", reportdata.report(version, [record]))
+            reports.append((path, json.loads(path.read_text())))
+        return merge(reports)
+
+    grid = grid_of(None, plain_before=False)
+    assert grid.exit_status() == EXIT_ALARMS
+    obsolete = [alarm for alarm in grid.alarms if alarm.kind == "loader-obsolete"]
+    assert len(obsolete) == 1 and obsolete[0].first_release == "5.11.0", obsolete
+    assert obsolete[0].cases == ["deepseek-v3.2-exp"]
+    assert "which it did not under 5.5.4: your shim is obsolete from 5.11.0" in obsolete[0].message
+    assert "your loader aiperf (aiperf.tok:Tokenizer.from_pretrained:tokenizer)" in obsolete[0].message
+    assert (
+        "- **loader-obsolete** `loader:aiperf` on case deepseek-v3.2-exp, first in transformers 5.11.0"
+        in (render_markdown(grid))
+    )
+    assert not [a for a in grid_of("5.11", plain_before=False).alarms if a.kind == "loader-obsolete"]
+    assert grid_of(None, plain_before=True).exit_status() == EXIT_CLEAN

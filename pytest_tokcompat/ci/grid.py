@@ -22,7 +22,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from pytest_tokcompat.ci.loaders import loader_rows, loader_text
+from pytest_tokcompat.ci.loaders import LoaderHistory, loader_rows, loader_text
 from pytest_tokcompat.ci.watch import RegistryEvent, event_alarms, registry_events
 from pytest_tokcompat.contract import ALIAS, SCHEMA_VERSION, is_full_run, parse_timestamp, read_report
 from pytest_tokcompat.credentials import scrub
@@ -323,6 +323,7 @@ def merge(reports: list[Report]) -> Grid:
     loaders: dict[str, dict[str, dict[str, str]]] = {}
     columns: list[tuple[str, Mapping[str, Any] | None]] = []
     versions: dict[str, dict[str, Any]] = {}
+    history = LoaderHistory()
     for version in sorted(groups):
         group = sorted(groups[version], key=_rank, reverse=True)
         release = group[0][1]["transformers_version"]  # 5.0 and 5.0.0 are one release
@@ -356,13 +357,16 @@ def merge(reports: list[Report]) -> Grid:
                 f"transformers {release}: {len(group)} reports ({', '.join(sources[release])}); "
                 "each cell comes from the newest complete one that has it"
             )
+        obsolete: list[dict[str, Any]] = []
         for record in chosen.values():
             for row, result in loader_rows(record):
                 loaders.setdefault(row, {})[release] = {
                     "status": str(result.get("status")),
                     "text": loader_text(result),
                 }
-        for alarm in _release_alarms(group, chosen.values()):
+                alarm = history.obsolete(record, result, release)
+                obsolete += [alarm] if alarm is not None else []
+        for alarm in [*_release_alarms(group, chosen.values()), *obsolete]:
             _add_alarm(found, alarm, [release])
     events = registry_events(columns)
     for alarm in event_alarms(events):

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_tokcompat.model import AttemptStatus
+from packaging.version import InvalidVersion, Version
+
+from pytest_tokcompat.matrix.clients import obsolete_action
+from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AttemptStatus
 
 LOADER_ROW = "{case} / loader:{name}"
 SHOWN_IDS = 8
@@ -74,3 +77,58 @@ def loader_rows(record: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]
         for result in found
         if isinstance(result, Mapping)
     ]
+
+
+def _native_status(record: Mapping[str, Any]) -> str | None:
+    found = [
+        a for a in record.get("attempts") or [] if isinstance(a, Mapping) and a.get("remedy") == "native"
+    ]
+    return str(found[0].get("status")) if found else None
+
+
+def _acknowledged(native_since: Any, release: str) -> bool:
+    try:
+        return isinstance(native_since, str) and Version(release) >= Version(native_since)
+    except InvalidVersion:
+        return False
+
+
+class LoaderHistory:
+    """A loader's rows read release by release, oldest first: where plain loading failed a case and, on a
+    later release, gives the same right ids as the loader, the loader's shim is obsolete from there (what
+    one release's run cannot see of a shim that steps aside by itself)."""
+
+    def __init__(self) -> None:
+        self.needed: dict[tuple[str, str], str] = {}
+        """(case, loader) -> the first release where plain AutoTokenizer did not load the case right."""
+
+    def obsolete(
+        self, record: Mapping[str, Any], result: Mapping[str, Any], release: str
+    ) -> dict[str, Any] | None:
+        """The loader-obsolete alarm of ``result`` (a loader's result on ``record``) under ``release``."""
+        case, name = str(record.get("id")), str(result.get("name"))
+        native = _native_status(record)
+        if native in FAILED_ATTEMPTS:
+            self.needed.setdefault((case, name), release)
+            return None
+        needed = self.needed.get((case, name))
+        if (
+            needed is None
+            or native != AttemptStatus.OK
+            or result.get("status") != AttemptStatus.OK
+            or _acknowledged(result.get("native_since"), release)
+        ):
+            return None
+        attr = f":{result['attr']}" if result.get("attr") else ""
+        return {
+            "kind": AlarmKind.LOADER_OBSOLETE.value,
+            "subject": f"loader:{name}",
+            "transformers_version": release,
+            "message": (
+                f"plain AutoTokenizer.from_pretrained loads {case} with the same right ids as your loader {name} "
+                f"({result.get('call')}{attr}) under transformers {release}, which it did not under {needed}: "
+                f"your shim is obsolete from {release}"
+            ),
+            "action": obsolete_action(name, release),
+            "case": case,
+        }

@@ -14,6 +14,7 @@ from packaging.version import Version
 
 from pytest_tokcompat.judge.ladder import Judgement, LoaderResult
 from pytest_tokcompat.matrix.aliases import BUILT_IN, Alias
+from pytest_tokcompat.matrix.clients import obsolete_action
 from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.matrix.versions import matching_ranges, parse_range
 from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AttemptStatus, Outcome, Verdict
@@ -147,20 +148,6 @@ def _first_difference(result: LoaderResult) -> str:
     return f"{count}first: {parity.text!r} gives {parity.actual} instead of {parity.expected}"
 
 
-def _needed_before(case: Case | None, version: str) -> bool:
-    """The matrix expects a remedy other than plain loading for some release before ``version``."""
-    if case is None:
-        return False
-    current = Version(Version(version).base_version)
-    for expectation in case.expectations:
-        if expectation.outcome == Outcome.NATIVE or expectation.range.contains(current):
-            continue
-        uppers = [Version(s.version) for s in expectation.range.specifiers if s.operator in ("<", "<=")]
-        if uppers and min(uppers) <= current:
-            return True
-    return False
-
-
 def loader_alarms(case_id: str, case: Case | None, judgement: Judgement) -> list[Alarm]:
     """A client's loaders judged with the lifecycle of an alias: wrong ids or a loader that cannot be
     used is an alarm; one that plain AutoTokenizer has made unnecessary is obsolete from that release."""
@@ -208,7 +195,7 @@ def loader_alarms(case_id: str, case: Case | None, judgement: Judgement) -> list
             status == AttemptStatus.OK
             and native is not None
             and native.status == AttemptStatus.OK
-            and _needed_before(case, version)
+            and judgement.model_type in result.registers
             and not (loader.native_since and Version(version) >= Version(loader.native_since))
         ):
             alarms.append(
@@ -216,12 +203,10 @@ def loader_alarms(case_id: str, case: Case | None, judgement: Judgement) -> list
                     AlarmKind.LOADER_OBSOLETE,
                     subject,
                     version,
-                    f"plain AutoTokenizer.from_pretrained loads {case_id} with the same right ids as {who} "
-                    f"under transformers {version}: your shim is obsolete from {version} (the matrix expects "
-                    "a remedy on earlier releases)",
-                    f"drop the shim where you require transformers>={Version(version).base_version}, or "
-                    f"record native_since: '{Version(version).base_version}' (or the first such release, see "
-                    f"'tokcompat bisect') for loader {loader.name} in the matrix's loaders:",
+                    f"{who} registers {judgement.model_type} for {case_id} under transformers {version}, where "
+                    f"plain AutoTokenizer.from_pretrained gives the same right ids: your shim is obsolete from "
+                    f"{version}",
+                    obsolete_action(loader.name, version),
                     case=case_id,
                 )
             )

@@ -262,6 +262,9 @@ class LoaderResult:
     model_type (AutoConfig / AutoTokenizer ``register(..., exist_ok=True)``): a finding even where ids match."""
     environment: dict[str, str] = field(default_factory=dict)
     """The hub-offline variables the loader was called with (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE)."""
+    registers: list[str] = field(default_factory=list)
+    """The model_types the loader's call registered a config class or tokenizer mapping for: what its
+    shim acts on (a shim that registers the checkpoint's type where plain loading is right is obsolete)."""
 
     def to_json(self) -> dict[str, Any]:
         record = self.attempt.to_json()
@@ -273,6 +276,7 @@ class LoaderResult:
             "compared": self.compared,
             "replaces_native": list(self.replaces_native),
             "environment": dict(self.environment),
+            "registers": list(self.registers),
         }
 
 
@@ -451,9 +455,10 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
                 raise
             attempt.detail, loaded = _memory_hint(error, job), None
             attempt.undecided = isinstance(error, MemoryError)
-        if job.loader is not None and view.registered_natively:
-            with contextlib.suppress(Exception):  # a finding beside the result, never the result
-                replaced = native_replacements(view.model_type)
+        if job.loader is not None:
+            with contextlib.suppress(Exception):  # findings beside the result, never the result
+                emit({"kind": "registers", "registers": registered_types()})
+                replaced = native_replacements(view.model_type) if view.registered_natively else []
                 if replaced:
                     emit({"kind": "replaces-native", "replaces": replaced})
         if loaded is not None:
@@ -752,6 +757,7 @@ def _judge_loader(
     attempt = _absorb(run, name, found, limits.load_timeout)
     counts = next((m for m in run.messages if m.get("kind") == "differing"), {})
     replaced = next((m for m in run.messages if m.get("kind") == "replaces-native"), {})
+    registered = next((m for m in run.messages if m.get("kind") == "registers"), {})
     offline = {key: job.environ[key] for key in OFFLINE_VARIABLES if job.environ.get(key)}
     return LoaderResult(
         loader,
@@ -760,6 +766,7 @@ def _judge_loader(
         counts.get("compared"),
         [str(text) for text in replaced.get("replaces", [])],
         offline,
+        [str(name) for name in registered.get("registers", [])],
     )
 
 
@@ -801,6 +808,23 @@ def native_replacements(model_type: str | None) -> list[str]:
                 f"AutoTokenizer's mapping for {model_type!r} is {_qualified(value)}, registered over transformers' own"
             )
     return found
+
+
+def registered_types() -> list[str]:
+    """The model_types registered in this process beyond transformers' own (a client's shim, in the
+    loader's child): AutoConfig's and AutoTokenizer's added entries."""
+    try:
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+        from transformers.models.auto.tokenization_auto import TOKENIZER_MAPPING
+    except ImportError:
+        return []
+    found = {str(name) for name in getattr(CONFIG_MAPPING, "_extra_content", {})}
+    found |= {
+        str(key.model_type)
+        for key in getattr(TOKENIZER_MAPPING, "_extra_content", {})
+        if isinstance(getattr(key, "model_type", None), str)
+    }
+    return sorted(found)
 
 
 def _qualified(value: Any) -> str:

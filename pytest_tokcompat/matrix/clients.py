@@ -187,3 +187,14 @@ def loader_from_declaration(item: object, where: str) -> ClientLoader:
         f"{where}: returned {item!r} in its list; return loader specs ({SPEC_FORM}), ClientLoader objects "
         "or mappings with name and call"
     )
+
+
+def obsolete_action(name: str, version: str) -> str:
+    """What to do about a client's shim made obsolete from ``version`` (the loader-obsolete alarm)."""
+    from packaging.version import Version
+
+    release = Version(version).base_version
+    return (
+        f"drop the shim where you require transformers>={release}, or record native_since: '{release}' (or "
+        f"the first such release, see 'tokcompat bisect') for loader {name} in the matrix's loaders:"
+    )
