@@ -249,6 +249,7 @@ def _grid(args: argparse.Namespace) -> int:
         upstream=args.upstream,
         with_requirements=tuple(args.with_requirements or ()),
         loaders=tuple(args.loader or ()),
+        loader_kwargs=tuple(args.loader_kwargs or ()),
     )
     return run_command(options, out=lambda line: print(line, flush=True), plan_only=args.plan)
 
@@ -449,8 +450,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--loader",
         action="append",
         metavar="[NAME=]MODULE:CALLABLE[:ATTR]",
-        help="judge a client's own loader beside the verdict in every release: a row 'CASE / loader:NAME' "
-        "in the grid (repeatable; passed to each run as --tokcompat-loader)",
+        help="judge a client's own loader in every release: a row 'CASE / loader:NAME' in the grid; wrong "
+        "ids or a loader that cannot be called is an alarm (repeatable; each run gets it as tokcompat_loaders)",
+    )
+    grid.add_argument(
+        "--loader-kwargs",
+        action="append",
+        metavar="[NAME=]JSON",
+        help="keyword arguments the loader is called with, a JSON object, e.g. "
+        '\'{"tokenizer_mode": "deepseek_v32"}\' (repeatable; NAME= picks one of several loaders)',
     )
     grid.add_argument(
         "--plan", action="store_true", help="print the resolved releases and cell count as JSON, run nothing"

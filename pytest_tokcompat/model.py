@@ -116,6 +116,14 @@ class AlarmKind(_Text):
     REGISTRY_CHANGE = "registry-change"
     """transformers' tokenizer-relevant registries changed for an aliased or watched model_type between two
     releases (registered natively, a tokenizer mapping or an override-list entry added or dropped)."""
+    LOADER_DRIFT = "loader-drift"
+    """A client's own loader loads a checkpoint with wrong ids (or another contract dimension drifts)."""
+    LOADER_ERROR = "loader-error"
+    """A client's own loader cannot be imported or called, or what it returns cannot encode."""
+    LOADER_OBSOLETE = "loader-obsolete"
+    """Plain AutoTokenizer gives the same right tokenizer as a client's loader where the loader still
+    registers the checkpoint's model_type, or (the grid) where plain loading failed on an earlier release:
+    the client's shim is no longer needed there."""
 
 
 NOT_CHECKED = "not-checked"

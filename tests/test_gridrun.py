@@ -79,6 +79,8 @@ class FakeTox:
         self.builds: list[str] = []
         self.judged: list[tuple[str, tuple[str, ...], bool]] = []
         self.fail_build: set[str] = set()
+        self.build_output: dict[str, str] = {}
+        """What a failing build prints into the log, per env (tox-uv's resolver output)."""
         self.crash: set[str] = set()
         self.main_version = main_version
         self.commit = commit
@@ -96,6 +98,9 @@ class FakeTox:
         for env in envs:
             if notest:
                 results[env] = self.build(work / ".tox" / env, env)
+                if env in self.build_output:
+                    with log.open("a", encoding="utf-8") as stream:
+                        stream.write(self.build_output[env])
             else:
                 results[env] = self.judge(work, env)
         return ToxRun(max(results.values(), default=0) or 0, results)
@@ -509,9 +514,10 @@ def test_the_generated_tox_config(tmp_path: Path) -> None:
     assert "HF_HUB_OFFLINE" not in text
     assert "set_env =\n    UV_LINK_MODE = copy\n" in text, "copies, never links into uv's shared cache"
     offline = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", True)
-    assert "    HF_HUB_OFFLINE = 1\nchange_dir" in offline.read_text(), (
-        "snapshots only: the hub is never needed"
-    )
+    assert (
+        "    HF_HUB_OFFLINE = 1\n    TOKCOMPAT_SET_BY_TOOL = HF_HUB_OFFLINE\nchange_dir"
+        in offline.read_text()
+    ), "snapshots only: the hub is never needed"
 
 
 # The command, with tox stood in.

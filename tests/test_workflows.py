@@ -218,3 +218,87 @@ def test_the_html_grid_is_uploaded_with_the_markdown_and_json() -> None:
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     upload = next(s for s in action["runs"]["steps"] if "actions/upload-artifact" in str(s.get("uses")))
     assert "${{ inputs.output }}/grid.*" in upload["with"]["path"].splitlines()
+
+
+def _caller_example() -> str:
+    """The caller example in the reusable workflow's header, as a client repository writes it."""
+    text = (ROOT / ".github" / "workflows" / "tokcompat-grid.yml").read_text()
+    block = text.split("# example-begin\n", 1)[1].split("# example-end\n", 1)[0]
+    return "".join(line.removeprefix("#   ") + "\n" for line in block.splitlines())
+
+
+def test_the_caller_example_with_a_client_loader_passes_actionlint(tmp_path: Path) -> None:
+    example = _caller_example()
+    assert "with: ." in example and "loader: " in example and "loader-kwargs: " in example
+    (tmp_path / ".git").mkdir()  # actionlint looks for the repository root
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "tokcompat-grid.yml").write_text((ROOT / ".github/workflows/tokcompat-grid.yml").read_text())
+    local = example.replace(
+        "OWNER/pytest-tokcompat/.github/workflows/tokcompat-grid.yml@REF",
+        "./.github/workflows/tokcompat-grid.yml",
+    )
+    assert local != example
+    (workflows / "client.yml").write_text(local)
+    done = lint(workflows / "client.yml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    # the control: actionlint checks the call's inputs against the reusable workflow's
+    (workflows / "client.yml").write_text(local.replace("loader-kwargs:", "loader-kwarg:"))
+    done = lint(workflows / "client.yml")
+    assert done.returncode == 1 and 'input "loader-kwarg" is not defined' in done.stdout, done.stdout
+
+
+def _recording_tokcompat(folder: Path) -> Path:
+    """A stand-in tokcompat that writes its arguments, one a line, to args.txt."""
+    script = folder / "tokcompat"
+    script.write_text(f'#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done > "{folder / "args.txt"}"\n')
+    script.chmod(0o755)
+    return folder / "args.txt"
+
+
+CLIENT_INPUTS = {
+    "WITH": ".\nvllm @ git+https://example.invalid/vllm\n",
+    "LOADER": "vllm=vllm.tokenizers:get_tokenizer\naiperf=aiperf.tok:Tokenizer.from_pretrained:tokenizer",
+    "LOADER_KWARGS": 'vllm={"tokenizer_mode": "deepseek_v32"}',
+}
+CLIENT_ARGS = [
+    "--with",
+    ".",
+    "--with",
+    "vllm @ git+https://example.invalid/vllm",
+    "--loader",
+    "vllm=vllm.tokenizers:get_tokenizer",
+    "--loader",
+    "aiperf=aiperf.tok:Tokenizer.from_pretrained:tokenizer",
+    "--loader-kwargs",
+    'vllm={"tokenizer_mode": "deepseek_v32"}',
+]
+
+
+@pytest.mark.parametrize("where", ["workflow", "action"])
+def test_with_loader_and_loader_kwargs_reach_tokcompat_grid_one_a_line(tmp_path: Path, where: str) -> None:
+    if where == "workflow":
+        steps = load("tokcompat-grid.yml")["jobs"]["shard"]["steps"]
+        script = next(step["run"] for step in steps if "--shard" in str(step.get("run")))
+    else:
+        steps = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+        script = next(step["run"] for step in steps if "tokcompat grid" in str(step.get("run")))
+    args = _recording_tokcompat(tmp_path)
+    base = {"PATH": f"{tmp_path}:/usr/bin:/bin", "RELEASES": "5.11.0", "SHARD": "1/1", "OUTPUT": "out"}
+    base["GITHUB_OUTPUT"] = base["GITHUB_STEP_SUMMARY"] = str(tmp_path / "github-output")
+    done = subprocess.run(
+        ["bash", "-e", "-c", script],
+        env={**base, **CLIENT_INPUTS},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    given = args.read_text().splitlines()
+    assert given[:2] == ["grid", "--releases"]
+    assert given[-len(CLIENT_ARGS) :] == CLIENT_ARGS
+    # the control: without the inputs, none of the options
+    subprocess.run(
+        ["bash", "-e", "-c", script], env=base, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert not {"--with", "--loader", "--loader-kwargs"} & set(args.read_text().splitlines())

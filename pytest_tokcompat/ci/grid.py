@@ -22,7 +22,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from pytest_tokcompat.ci.loaders import loader_rows, loader_text
+from pytest_tokcompat.ci.loaders import LoaderHistory, loader_rows, loader_text
 from pytest_tokcompat.ci.watch import RegistryEvent, event_alarms, registry_events
 from pytest_tokcompat.contract import ALIAS, SCHEMA_VERSION, is_full_run, parse_timestamp, read_report
 from pytest_tokcompat.credentials import scrub
@@ -37,6 +37,7 @@ EXIT_CLEAN, EXIT_ALARMS, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 (also when incomplete: the output says so), 3 incomplete and otherwise clean; 2 is bad input."""
 NOT_CHECKED = "not-checked"
 ALIAS_PREFIX = "alias:"
+LOADER_ALARM_PREFIX = "loader-"
 LISTED = 20
 """At most this many cases are named per kind of incompleteness; the rest are counted."""
 
@@ -91,6 +92,8 @@ class GridAlarm:
     action: str
     link: str | None = None
     """The upstream issue that tracks it, where the alias names one."""
+    cases: list[str] = field(default_factory=list)
+    """The cases an alarm about a client loader was raised on, in the order they were found."""
 
 
 @dataclass
@@ -249,13 +252,25 @@ def _strings(value: Any) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
+def _loaders_only(record: Mapping[str, Any]) -> bool:
+    """A case failed by its client loaders' alarms alone: its verdict is the one the matrix expects."""
+    alarms = [a for a in record.get("alarms", []) if isinstance(a, Mapping)]
+    return (
+        record.get("status") == CaseStatus.FAILED
+        and record.get("verdict") == record.get("expected")
+        and bool(alarms)
+        and all(str(a.get("kind", "")).startswith(LOADER_ALARM_PREFIX) for a in alarms)
+    )
+
+
 def _cell(record: Mapping[str, Any], source: Path) -> Cell:
     state = record.get("state") if record.get("kind") == ALIAS else record.get("verdict")
     local = record.get("local")
     return Cell(
         verdict=str(state or record["status"]),
         expected=record.get("expected"),
-        status=str(record["status"]),
+        # the verdict is as expected: the loader's row and its alarm say what failed, not a ✗ on the case
+        status=CaseStatus.PASSED if _loaders_only(record) else str(record["status"]),
         drift=_drifted(record),
         message=str(record.get("message", ""))[:300],
         source=str(source),
@@ -293,6 +308,9 @@ def _run_problem(path: Path, document: Mapping[str, Any]) -> str | None:
     if isinstance(selection, Mapping) and selection.get("partial") is True and not shard:
         why = selection.get("reason") or "part of the matrix"
         return f"{path}: the run selected part of the matrix ({why}): run the whole matrix"
+    error = document["grid_run"].get("error") if shard else None
+    if document["complete"] is not True and isinstance(error, str) and error:
+        return f"{path}: {error}"  # what tokcompat grid knows went wrong (an environment not built)
     if document["complete"] is not True:
         return (
             f"{path}: not every case ran (pytest exit status {document['exit_status']}: interrupted, a worker "
@@ -320,6 +338,7 @@ def merge(reports: list[Report]) -> Grid:
     loaders: dict[str, dict[str, dict[str, str]]] = {}
     columns: list[tuple[str, Mapping[str, Any] | None]] = []
     versions: dict[str, dict[str, Any]] = {}
+    history = LoaderHistory()
     for version in sorted(groups):
         group = sorted(groups[version], key=_rank, reverse=True)
         release = group[0][1]["transformers_version"]  # 5.0 and 5.0.0 are one release
@@ -353,13 +372,16 @@ def merge(reports: list[Report]) -> Grid:
                 f"transformers {release}: {len(group)} reports ({', '.join(sources[release])}); "
                 "each cell comes from the newest complete one that has it"
             )
+        obsolete: list[dict[str, Any]] = []
         for record in chosen.values():
             for row, result in loader_rows(record):
                 loaders.setdefault(row, {})[release] = {
                     "status": str(result.get("status")),
                     "text": loader_text(result),
                 }
-        for alarm in _release_alarms(group, chosen.values()):
+                alarm = history.obsolete(record, result, release)
+                obsolete += [alarm] if alarm is not None else []
+        for alarm in [*_release_alarms(group, chosen.values()), *obsolete]:
             _add_alarm(found, alarm, [release])
     events = registry_events(columns)
     for alarm in event_alarms(events):
@@ -394,6 +416,9 @@ def _add_alarm(
     for release in releases:
         if release not in found[key].releases:
             found[key].releases.append(release)
+    case = alarm.get("case")
+    if isinstance(case, str) and case not in found[key].cases:
+        found[key].cases.append(case)
 
 
 def _cell_problems(releases: list[str], rows: dict[str, dict[str, Cell]]) -> list[str]:
@@ -509,7 +534,8 @@ def render_markdown(grid: Grid) -> str:
         "— no record for that release · [dimension] the contract dimension a drifting remedy failed on · "
         "[ack: …] a drift the matrix acknowledges for that release"
         + (
-            " · loader:NAME rows: a client's own loader judged beside the verdict (information)"
+            " · loader:NAME rows: a client's own loader judged beside the verdict (wrong ids, an error or "
+            "an obsolete shim is an alarm below)"
             if grid.loaders
             else ""
         ),
@@ -525,8 +551,8 @@ def render_markdown(grid: Grid) -> str:
             upstream = f" Upstream: {markdown_text(alarm.link)}" if alarm.link else ""
             also = markdown_text(", ".join(alarm.releases[1:])) or "nowhere else"
             lines.append(
-                f"- **{markdown_text(alarm.kind)}** {markdown_code(alarm.subject)}, first in transformers "
-                f"{markdown_text(alarm.first_release)} (also {also}): {markdown_text(alarm.message)}. "
+                f"- **{markdown_text(alarm.kind)}** {markdown_code(alarm.subject)}{_on_cases(alarm)}, first in "
+                f"transformers {markdown_text(alarm.first_release)} (also {also}): {markdown_text(alarm.message)}. "
                 f"What to do: {markdown_text(alarm.action)}.{upstream}"
             )
     else:
@@ -545,6 +571,13 @@ def render_markdown(grid: Grid) -> str:
         text = text.encode()[: MARKDOWN_LIMIT - 200].decode(errors="ignore")
         text += "\n\n(truncated to fit the job summary; see the JSON report)\n"
     return text
+
+
+def _on_cases(alarm: GridAlarm) -> str:
+    """`` on cases a, b`` for an alarm about a client loader (its subject names the loader)."""
+    if not alarm.cases:
+        return ""
+    return f" on {'case' if len(alarm.cases) == 1 else 'cases'} {_named(alarm.cases)}"
 
 
 def render_html(grid: Grid) -> str:

@@ -74,6 +74,9 @@ PASS_ENV = [
     "http_proxy", "https_proxy", "no_proxy", "GIT_*",
 ]  # fmt: skip
 OFFLINE_LINE = "    HF_HUB_OFFLINE = 1\n"
+SET_BY_TOOL_LINE = "    TOKCOMPAT_SET_BY_TOOL = HF_HUB_OFFLINE\n"
+"""Names what the grid set for its own runs: a client loader is called without it (judge.ladder.SET_BY_TOOL),
+so a loader with an offline branch of its own (aiperf's) runs the branch its users run."""
 Out = Callable[[str], None]
 
 
@@ -181,16 +184,26 @@ def check_configuration_text(options: GridOptions, output: Path) -> None:
             raise BadInput(problem)
 
 
-def check_loaders(specs: tuple[str, ...]) -> None:
-    """``--loader SPEC``: the form --tokcompat-loader takes, one name each."""
-    from pytest_tokcompat.matrix.clients import check_unique, parse_loader_option
+def check_loaders(specs: tuple[str, ...], kwargs: tuple[str, ...] = ()) -> list[str]:
+    """``--loader SPEC`` (the form --tokcompat-loader takes, one name each) and ``--loader-kwargs
+    [NAME=]JSON``: the kwargs as each run gets them, ``NAME={...}`` on one line each."""
+    from pytest_tokcompat.matrix.clients import check_unique, parse_kwargs_option, parse_loader_option
 
     try:
-        problem = check_unique([parse_loader_option(spec) for spec in specs])
+        loaders = [parse_loader_option(spec) for spec in specs]
     except ValueError as error:
         raise BadInput(str(error).replace("--tokcompat-loader", "--loader")) from None
+    problem = check_unique(loaders)
     if problem:
         raise BadInput(problem.replace("on the command line", "in --loader"))
+    lines: list[str] = []
+    for text in kwargs:
+        try:
+            name, given = parse_kwargs_option(text, [loader.name for loader in loaders], "--loader-kwargs")
+        except ValueError as error:
+            raise BadInput(str(error)) from None
+        lines.append(f"{name}={json.dumps(given, sort_keys=True, ensure_ascii=True)}")
+    return lines
 
 
 def local_path(text: str) -> Path | None:
@@ -208,12 +221,13 @@ def install_line(text: str) -> str:
     return str(path.resolve()) if path is not None else text
 
 
-def requirement_identity(text: str) -> str:
-    """What a ``--with`` requirement installs, as a string: a local path with a hash of its files (so an
-    edit rebuilds the environments and re-judges their cells), anything else as written."""
+def requirement_identity(text: str, outputs: tuple[Path, ...] = ()) -> str:
+    """What a ``--with`` requirement installs, as a string: a local path with a hash of the sources it is
+    built from (so an edit rebuilds the environments and re-judges their cells; ``outputs``, the grid's own
+    folders, never count), anything else as written."""
     path = local_path(text)
     if path is not None and path.is_dir():
-        return f"{path.resolve()}#{folder_hash(path)[:16]}"
+        return f"{path.resolve()}#{package_hash(path, outputs)[:16]}"
     if path is not None and path.is_file():
         return f"{path.resolve()}#{_sha(path.read_bytes())[:16]}"
     return text
@@ -260,6 +274,57 @@ def folder_hash(folder: Path) -> str:
             digest.update(
                 path.relative_to(folder).as_posix().encode() + b"\0" + _sha(path.read_bytes()).encode()
             )
+    return digest.hexdigest()
+
+
+NOT_SOURCES = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", ".tox", ".nox", ".venv", "venv", ".mypy_cache", ".pytest_cache",
+     ".ruff_cache", ".hypothesis", "build", "dist", "node_modules", DEFAULT_OUTPUT}
+)  # fmt: skip
+"""Folder names that are never a package's sources (even where a repository's .gitignore leaves them out)."""
+
+
+def package_files(folder: Path, outputs: tuple[Path, ...] = ()) -> list[Path]:
+    """The files a local package is built from: what git tracks or would track (``git ls-files --cached
+    --others --exclude-standard``: the repository's .gitignore applies) in a git work tree, else every file;
+    never version-control folders, caches, build outputs, ``*.egg-info`` or anything inside ``outputs``."""
+    root = folder.resolve()
+    skipped = [output.resolve() for output in outputs]
+    listed: list[Path] | None = None
+    command = [
+        "git",
+        "-C",
+        str(root),
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        "--",
+        ".",
+    ]
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(command, capture_output=True, check=False, timeout=60)
+        if done.returncode == 0:
+            names = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+            listed = [root / name for name in names if name]
+    return sorted(
+        path
+        for path in (root.rglob("*") if listed is None else listed)
+        if path.is_file()
+        and not any(
+            part in NOT_SOURCES or part.endswith(".egg-info") for part in path.relative_to(root).parts
+        )
+        and not any(path == out or out in path.parents for out in skipped)
+    )
+
+
+def package_hash(folder: Path, outputs: tuple[Path, ...] = ()) -> str:
+    """A local package's sources (:func:`package_files`), names and contents."""
+    digest = hashlib.sha256()
+    root = folder.resolve()
+    for path in package_files(root, outputs):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + _sha(path.read_bytes()).encode())
     return digest.hexdigest()
 
 
@@ -426,12 +491,13 @@ def write_tox_ini(
     offline: bool = False,
     with_requirements: tuple[str, ...] = (),
     loaders: tuple[str, ...] = (),
+    loader_kwargs: tuple[str, ...] = (),
 ) -> Path:
     """The tox configuration of this run: one env per release; rewritten every run. ``offline``: every case
-    is a local snapshot, so the runs never need the Hugging Face Hub and are kept off it. ``with_requirements``
-    go into every env beside transformers (a client whose loader is judged); ``loaders`` into each run as
-    ``--tokcompat-loader``."""
-    loader_options = "".join(f' --tokcompat-loader "{spec}"' for spec in loaders)
+    is a local snapshot, so the runs never need the Hugging Face Hub and are kept off it (a client's loader
+    is called without that setting, see ``SET_BY_TOOL_LINE``). ``with_requirements`` go into every env beside
+    transformers (a client whose loader is judged); ``loaders`` and their ``NAME=JSON`` ``loader_kwargs``
+    into the runs' pytest.ini (tox would read the braces of JSON on a command line as substitutions)."""
     sections = [
         "# Generated by `tokcompat grid` for one run and rewritten by the next: do not edit.\n"
         "# The project's own tox.ini is neither read nor changed.\n"
@@ -446,13 +512,13 @@ def write_tox_ini(
         "set_env =\n"
         f"    UV_LINK_MODE = {LINK_MODE}\n"
         f"    TOKCOMPAT_GRID_SELECT = {work / 'select'}{os.sep}{{env_name}}.json\n"
-        f"{OFFLINE_LINE if offline else ''}"
+        f"{OFFLINE_LINE + SET_BY_TOOL_LINE if offline else ''}"
         "change_dir = {env_tmp_dir}\n"
         "commands =\n"
         f'    python -m pytest -c "{work / "pytest.ini"}" --rootdir "{work}" --tokcompat '
         "-p pytest_tokcompat.ci.gridselect -p no:randomly "
         f'-p no:cacheprovider -q --tokcompat-matrix "{matrix}" '
-        f'--tokcompat-report "{work / "raw"}{os.sep}{{env_name}}.json"{loader_options}\n'
+        f'--tokcompat-report "{work / "raw"}{os.sep}{{env_name}}.json"\n'
     ]
     for release in releases:
         sections.append(
@@ -460,7 +526,12 @@ def write_tox_ini(
             f"description = the matrix under {release.requirement} ({release.why})\n"
             f"deps ={_ini_list(env_deps(wheel, release, with_requirements))}\n"
         )
-    (work / "pytest.ini").write_text(PYTEST_BOUNDARY, encoding="utf-8")
+    settings = "".join(
+        f"{key} ={_ini_list(list(values))}\n"
+        for key, values in (("tokcompat_loaders", loaders), ("tokcompat_loader_kwargs", loader_kwargs))
+        if values
+    )
+    (work / "pytest.ini").write_text(PYTEST_BOUNDARY + settings, encoding="utf-8")
     path = work / "tox.ini"
     path.write_text("".join(sections), encoding="utf-8")
     return path
@@ -523,6 +594,46 @@ def env_versions(env: Path) -> dict[str, str | None] | None:
         if commit:
             versions["commit"] = str(commit)
     return versions
+
+
+NO_SOLUTION = "No solution found when resolving dependencies"
+_PREFIX = re.compile(r"^(?:[\w.+-]+: )?")  # tox's "ENV: " before a line of its output
+
+
+def _read_from(log: Path, start: int) -> str:
+    try:
+        with log.open("rb") as stream:
+            stream.seek(start)
+            return stream.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def resolver_conflicts(text: str) -> list[str]:
+    """uv's explanations of why requirements cannot be resolved (``Because … unsatisfiable.``), one per
+    failed resolution, each on one line, from what a build printed (plain or terminal form)."""
+    found: list[str] = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if NO_SOLUTION not in line:
+            continue
+        parts: list[str] = []
+        for following in lines[index + 1 :]:
+            body = _PREFIX.sub("", following, count=1)
+            if not body[:1].isspace() or not body.strip():
+                break
+            parts.append(body.strip().removeprefix("cause:").removeprefix("╰─▶").strip())
+        if parts:
+            found.append(" ".join(parts))
+    return found
+
+
+def conflict_of(conflicts: list[str], requirement: str, failed: int) -> str | None:
+    """The explanation that names ``requirement``; the only one where one build ran."""
+    named = [text for text in conflicts if requirement in text]
+    if named:
+        return named[0]
+    return conflicts[0] if len(conflicts) == 1 and failed == 1 else None
 
 
 @dataclass
@@ -589,7 +700,9 @@ class GridOptions:
     with_requirements: tuple[str, ...] = ()
     """``--with REQ``: installed into every release's environment beside transformers (a client package)."""
     loaders: tuple[str, ...] = ()
-    """``--loader SPEC``: passed to each release's run as ``--tokcompat-loader SPEC``."""
+    """``--loader SPEC``: each release's run judges it (its pytest.ini's ``tokcompat_loaders``)."""
+    loader_kwargs: tuple[str, ...] = ()
+    """``--loader-kwargs [NAME=]JSON``: the keyword arguments a loader is called with."""
 
 
 @dataclass
@@ -641,6 +754,8 @@ class GridRun:
         self.jobs = options.jobs or max(1, os.cpu_count() or 1)
         self.shard = (1, 1)
         self.matrix: Matrix | None = None
+        self.loader_kwargs: list[str] = []
+        """``--loader-kwargs`` as each run gets them: ``NAME=JSON`` on one line each."""
         self.with_identities: list[str] = []
         """The ``--with`` requirements as installed (local paths with a hash of their files)."""
         self.integrity = Integrity(self.work, self.work / ".tox")
@@ -670,7 +785,7 @@ class GridRun:
             self.shard = parse_shard(self.options.shard)
             check_configuration_text(self.options, self.output)
             check_with(self.options.with_requirements)
-            check_loaders(self.options.loaders)
+            self.loader_kwargs = check_loaders(self.options.loaders, self.options.loader_kwargs)
             self.check_tools()
             path, matrix, raw = self.load()
             self.matrix = matrix
@@ -710,7 +825,9 @@ class GridRun:
             return grid_module.EXIT_BAD_INPUT
         self.prepare_dirs()
         offline = all(case.snapshot is not None for case in matrix.cases)
-        with_requirements = tuple(requirement_identity(r) for r in self.options.with_requirements)
+        with_requirements = tuple(
+            requirement_identity(r, (self.output, cache_home())) for r in self.options.with_requirements
+        )
         installs = tuple(install_line(r) for r in self.options.with_requirements)
         write_tox_ini(
             self.work,
@@ -721,8 +838,11 @@ class GridRun:
             offline,
             installs,
             self.options.loaders,
+            tuple(self.loader_kwargs),
         )
         clients = {"with": list(with_requirements), "loaders": list(self.options.loaders)}
+        if self.loader_kwargs:
+            clients["loader_kwargs"] = list(self.loader_kwargs)
         keys = Keys(matrix, raw, clients if with_requirements or self.options.loaders else None)
         self.with_identities = list(with_requirements)
         cache = CellCache(cache_home() / "grid" / "cells")
@@ -790,6 +910,7 @@ class GridRun:
                 f"building {len(fresh) + len(moving)} environment(s) with tox-uv "
                 f"({', '.join(r.release.label for r in fresh + moving)}); log: {log}"
             )
+        start = log.stat().st_size if log.is_file() else 0
         done = run_tox(
             self.work,
             [r.env for r in fresh],
@@ -806,13 +927,19 @@ class GridRun:
             recreate=True,
             log=log,
         )
+        conflicts = resolver_conflicts(_read_from(log, start))
         for run in fresh + moving:
             results = done.results if run in fresh else done_moving.results
             run.versions = env_versions(self.work / ".tox" / run.env)
             if results.get(run.env) not in (0, None) or run.versions is None:
                 run.versions = None
+                conflict = conflict_of(conflicts, run.release.requirement, len(fresh) + len(moving))
                 run.error = (
-                    f"the environment for {run.release.requirement} could not be built "
+                    f"the environment for {run.release.requirement} cannot be built: the requirements "
+                    f"conflict (the resolver: {conflict}); drop or relax the --with requirement for this "
+                    f"release, or leave the release out; see {log}"
+                    if conflict and with_ids
+                    else f"the environment for {run.release.requirement} could not be built "
                     f"(tox exit {results.get(run.env)}); see {log}"
                 )
                 built.pop(run.env, None)

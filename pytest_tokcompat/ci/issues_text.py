@@ -33,7 +33,11 @@ _TITLES = {
     NATIVE_DRIFT: "{subject} native registration gives wrong ids",
     UNEXPECTED_VERDICT: "{subject} verdict differs from the matrix",
     REGISTRY_CHANGE: "{subject} registration changed upstream",
+    AlarmKind.LOADER_DRIFT: "your {subject} gives wrong token ids",
+    AlarmKind.LOADER_ERROR: "your {subject} cannot be imported or called",
+    AlarmKind.LOADER_OBSOLETE: "your {subject} shim is obsolete",
 }
+LOADER_KINDS = (AlarmKind.LOADER_DRIFT, AlarmKind.LOADER_ERROR, AlarmKind.LOADER_OBSOLETE)
 _SPACE = re.compile(r"\s+")
 
 
@@ -84,6 +88,7 @@ def alarm_body(alarm: GridAlarm) -> str:
         "",
         f"{markdown_text(alarm.message)}.",
         "",
+        *(["### Cases", "", ", ".join(alarm.cases), ""] if alarm.cases else []),
         "### First release",
         "",
         f"transformers {markdown_text(alarm.first_release)}",
@@ -103,6 +108,17 @@ def alarm_body(alarm: GridAlarm) -> str:
             "",
             "Raised by the upstream watch (the report's `registry`): no checkpoint was needed. With `main` in "
             "the grid's release set it fires the night the change is merged upstream.",
+        ]
+    if alarm.kind in LOADER_KINDS:
+        lines += [
+            "",
+            "Your own tokenizer loader was called as your client calls it, in each release's environment "
+            "(`tokcompat grid --with … --loader …`), and checked against the checkpoint's ground truth.",
+        ]
+    if alarm.kind == AlarmKind.LOADER_OBSOLETE:
+        lines += [
+            "",
+            f"Plain AutoTokenizer gives the same right tokenizer from transformers {alarm.first_release} on.",
         ]
     if alarm.kind == OBSOLETE_ALIAS:
         lines += [

@@ -1,7 +1,9 @@
 """How a client loader's result reads in the grid and the terminal summary (from report records only).
 
-A loader's result is information beside the verdict: it never marks a cell unexpected
-and never changes an exit status; it says whether the client's own shim gives right ids.
+A loader's row says whether the client's own shim gives right ids; it never changes the
+case's verdict. What the client must act on (wrong ids, a loader that cannot be called,
+a shim made obsolete) comes as an alarm of the case's record (``loader-*``), which fails
+the run like any alarm.
 """
 
 from __future__ import annotations
@@ -9,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_tokcompat.model import AttemptStatus
+from packaging.version import InvalidVersion, Version
+
+from pytest_tokcompat.matrix.clients import obsolete_action
+from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AttemptStatus
 
 LOADER_ROW = "{case} / loader:{name}"
 SHOWN_IDS = 8
@@ -29,12 +34,30 @@ def _short(text: str, limit: int) -> str:
 def loader_text(result: Mapping[str, Any], limit: int = 160) -> str:
     """One line: ``parity (23 texts)``, ``drift — 21/22 texts; first: 'Hello world' [42, …] vs [19923, 2058]``,
     or the status and its reason."""
+    return _main_text(result, limit) + _findings(result)
+
+
+def _findings(result: Mapping[str, Any]) -> str:
+    """What the row adds whatever the ids: a native registration the shim replaces, the offline setting."""
+    replaced = [str(text) for text in result.get("replaces_native") or []]
+    text = f"; replaces transformers' native class: {replaced[0]}" if replaced else ""
+    environment = result.get("environment") or {}
+    if isinstance(environment, Mapping) and environment and result.get("status") != AttemptStatus.OK:
+        text += "; called with " + ", ".join(f"{k}={v}" for k, v in environment.items())
+    return text
+
+
+def _main_text(result: Mapping[str, Any], limit: int) -> str:
     status = str(result.get("status"))
     parity = result.get("parity") or {}
     if status == AttemptStatus.OK:
         return f"parity ({parity.get('checked', '?')} texts)"
     if status == AttemptStatus.DRIFT:
         differing, compared = result.get("differing"), result.get("compared")
+        dimension = parity.get("dimension")
+        if dimension not in (None, "ids"):  # the ids match: another part of the contract drifts
+            why = _short(str(result.get("detail") or parity.get("reason") or ""), 80)
+            return _short(f"drift in {dimension} (ids match){'; ' + why if why else ''}", limit * 2)
         count = f" — {differing}/{compared} texts" if differing is not None and compared else ""
         text = _short(repr(parity.get("text", "")), 40)
         if parity.get("status") == "decode-mismatch":
@@ -54,3 +77,58 @@ def loader_rows(record: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]
         for result in found
         if isinstance(result, Mapping)
     ]
+
+
+def _native_status(record: Mapping[str, Any]) -> str | None:
+    found = [
+        a for a in record.get("attempts") or [] if isinstance(a, Mapping) and a.get("remedy") == "native"
+    ]
+    return str(found[0].get("status")) if found else None
+
+
+def _acknowledged(native_since: Any, release: str) -> bool:
+    try:
+        return isinstance(native_since, str) and Version(release) >= Version(native_since)
+    except InvalidVersion:
+        return False
+
+
+class LoaderHistory:
+    """A loader's rows read release by release, oldest first: where plain loading failed a case and, on a
+    later release, gives the same right ids as the loader, the loader's shim is obsolete from there (what
+    one release's run cannot see of a shim that steps aside by itself)."""
+
+    def __init__(self) -> None:
+        self.needed: dict[tuple[str, str], str] = {}
+        """(case, loader) -> the first release where plain AutoTokenizer did not load the case right."""
+
+    def obsolete(
+        self, record: Mapping[str, Any], result: Mapping[str, Any], release: str
+    ) -> dict[str, Any] | None:
+        """The loader-obsolete alarm of ``result`` (a loader's result on ``record``) under ``release``."""
+        case, name = str(record.get("id")), str(result.get("name"))
+        native = _native_status(record)
+        if native in FAILED_ATTEMPTS:
+            self.needed.setdefault((case, name), release)
+            return None
+        needed = self.needed.get((case, name))
+        if (
+            needed is None
+            or native != AttemptStatus.OK
+            or result.get("status") != AttemptStatus.OK
+            or _acknowledged(result.get("native_since"), release)
+        ):
+            return None
+        attr = f":{result['attr']}" if result.get("attr") else ""
+        return {
+            "kind": AlarmKind.LOADER_OBSOLETE.value,
+            "subject": f"loader:{name}",
+            "transformers_version": release,
+            "message": (
+                f"plain AutoTokenizer.from_pretrained loads {case} with the same right ids as your loader {name} "
+                f"({result.get('call')}{attr}) under transformers {release}, which it did not under {needed}: "
+                f"your shim is obsolete from {release}"
+            ),
+            "action": obsolete_action(name, release),
+            "case": case,
+        }

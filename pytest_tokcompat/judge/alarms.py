@@ -12,10 +12,12 @@ from typing import Any
 
 from packaging.version import Version
 
-from pytest_tokcompat.judge.ladder import Judgement
+from pytest_tokcompat.judge.ladder import Judgement, LoaderResult
 from pytest_tokcompat.matrix.aliases import BUILT_IN, Alias
+from pytest_tokcompat.matrix.clients import obsolete_action
+from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.matrix.versions import matching_ranges, parse_range
-from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind
+from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AttemptStatus, Outcome, Verdict
 
 UNEXPECTED_VERDICT, OBSOLETE_ALIAS, NATIVE_DRIFT = (
     AlarmKind.UNEXPECTED_VERDICT,
@@ -37,11 +39,14 @@ class Alarm:
     action: str
     link: str | None = None
     """The upstream issue that tracks it, where one is known (the grid and the issue text link it)."""
+    case: str | None = None
+    """The case an alarm about a client loader (its subject) was raised on."""
 
     def to_json(self) -> dict[str, Any]:
         found = asdict(self)
-        if self.link is None:
-            del found["link"]
+        for optional in ("link", "case"):
+            if found[optional] is None:
+                del found[optional]
         return found
 
     def __str__(self) -> str:
@@ -181,6 +186,88 @@ def alias_alarms(alias: Alias, judgements: list[tuple[str, Judgement]]) -> list[
                     f"report it upstream ({alias.upstream_issue}) and record this release in native_drift "
                     f"for {alias.model_type} {declaration_of(alias)}",
                     link=alias.upstream_issue or None,
+                )
+            )
+    return alarms
+
+
+REMEDY_WORDS = {
+    Verdict.NATIVE: "plain AutoTokenizer.from_pretrained",
+    Verdict.AUTO_MAP: "AutoTokenizer with trust_remote_code=True",
+    Verdict.ALIAS: "tokcompat's alias (the model_type registered with the tokenizer mapping it borrows)",
+}
+
+
+def _first_difference(result: LoaderResult) -> str:
+    parity = result.attempt.parity
+    if parity is None:
+        return result.attempt.detail or "its ids differ"
+    if parity.dimension not in (None, "ids"):
+        return f"the {parity.dimension} dimension drifts ({parity.describe()})"
+    count = f"{result.differing} of {result.compared} probe texts differ; " if result.compared else ""
+    return f"{count}first: {parity.text!r} gives {parity.actual} instead of {parity.expected}"
+
+
+def loader_alarms(case_id: str, case: Case | None, judgement: Judgement) -> list[Alarm]:
+    """A client's loaders judged with the lifecycle of an alias: wrong ids or a loader that cannot be
+    used is an alarm; one that plain AutoTokenizer has made unnecessary is obsolete from that release."""
+    alarms: list[Alarm] = []
+    version = judgement.transformers_version
+    works = REMEDY_WORDS.get(Verdict(judgement.verdict)) if judgement.verdict in REMEDY_WORDS else None
+    instead = f"here {works} gives right ids" if works else "no remedy gives right ids here either"
+    native = judgement.attempt("native")
+    try:
+        expected_broken = case is not None and case.expected_for(version) == Outcome.BROKEN
+    except ValueError:
+        expected_broken = False
+    for result in judgement.loaders:
+        loader, status = result.loader, result.attempt.status
+        subject = f"loader:{loader.name}"
+        who = f"your loader {loader.name} ({loader.call}{':' + loader.attr if loader.attr else ''})"
+        if status in FAILED_ATTEMPTS and expected_broken:
+            continue  # the matrix records that nothing loads it right here
+        if status == AttemptStatus.DRIFT:
+            alarms.append(
+                Alarm(
+                    AlarmKind.LOADER_DRIFT,
+                    subject,
+                    version,
+                    f"{who} loads {case_id} with wrong ids under transformers {version}: {_first_difference(result)}",
+                    f"fix the shim for transformers {version} ({instead}; `tokcompat check {case_id}` shows it)",
+                    case=case_id,
+                )
+            )
+        elif status in FAILED_ATTEMPTS:
+            offline = "".join(f", called with {k}={v}" for k, v in result.environment.items())
+            alarms.append(
+                Alarm(
+                    AlarmKind.LOADER_ERROR,
+                    subject,
+                    version,
+                    f"{who} cannot be used on {case_id} under transformers {version}{offline}: "
+                    f"{status}: {result.attempt.detail}",
+                    "check that the module and callable are spelt right and installed where the run is "
+                    "(tokcompat grid --with YOUR-PACKAGE), and that the call works as your client makes it",
+                    case=case_id,
+                )
+            )
+        elif (
+            status == AttemptStatus.OK
+            and native is not None
+            and native.status == AttemptStatus.OK
+            and judgement.model_type in result.registers
+            and not (loader.native_since and Version(version) >= Version(loader.native_since))
+        ):
+            alarms.append(
+                Alarm(
+                    AlarmKind.LOADER_OBSOLETE,
+                    subject,
+                    version,
+                    f"{who} registers {judgement.model_type} for {case_id} under transformers {version}, where "
+                    f"plain AutoTokenizer.from_pretrained gives the same right ids: your shim is obsolete from "
+                    f"{version}",
+                    obsolete_action(loader.name, version),
+                    case=case_id,
                 )
             )
     return alarms

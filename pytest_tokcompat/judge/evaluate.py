@@ -24,7 +24,7 @@ from pytest_tokcompat.errors import (
     SnapshotError,
     TokcompatError,
 )
-from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, findings_alarm, verdict_alarm
+from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, findings_alarm, loader_alarms, verdict_alarm
 from pytest_tokcompat.judge.cache import JudgeCache
 from pytest_tokcompat.judge.ladder import (
     DEFAULT_LIMITS,
@@ -272,6 +272,11 @@ def evaluate(
         outcome.message += "\n" + describe_attempts(judgement)
     else:
         outcome.message = f"{judgement.verdict}: {judgement.parity.describe()}"
+    clients = loader_alarms(subject, case, judgement)
+    if clients:  # a client's own shim, judged with the lifecycle of an alias
+        outcome.status = FAILED
+        outcome.alarms += clients
+        outcome.message += "".join(f"\n{where}: {a.message}\n  what to do: {a.action}" for a in clients)
     return outcome
 
 

@@ -332,11 +332,27 @@ class LoaderResult:
     differing: int | None = None
     """How many probe texts it encodes differently from the ground truth (drift only)."""
     compared: int | None = None
+    replaces_native: list[str] = field(default_factory=list)
+    """What the loader's call registered over transformers' own registration of a natively registered
+    model_type (AutoConfig / AutoTokenizer ``register(..., exist_ok=True)``): a finding even where ids match."""
+    environment: dict[str, str] = field(default_factory=dict)
+    """The hub-offline variables the loader was called with (HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE)."""
+    registers: list[str] = field(default_factory=list)
+    """The model_types the loader's call registered a config class or tokenizer mapping for: what its
+    shim acts on (a shim that registers the checkpoint's type where plain loading is right is obsolete)."""
 
     def to_json(self) -> dict[str, Any]:
         record = self.attempt.to_json()
         del record["remedy"], record["remote_files"]
-        return {**self.loader.to_json(), **record, "differing": self.differing, "compared": self.compared}
+        return {
+            **self.loader.to_json(),
+            **record,
+            "differing": self.differing,
+            "compared": self.compared,
+            "replaces_native": list(self.replaces_native),
+            "environment": dict(self.environment),
+            "registers": list(self.registers),
+        }
 
 
 class _Collect(logging.Handler):
@@ -541,6 +557,12 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
                 raise
             attempt.detail, loaded = _memory_hint(error, job), None
             attempt.undecided = isinstance(error, MemoryError)
+        if job.loader is not None:
+            with contextlib.suppress(Exception):  # findings beside the result, never the result
+                emit({"kind": "registers", "registers": registered_types()})
+                replaced = native_replacements(view.model_type) if view.registered_natively else []
+                if replaced:
+                    emit({"kind": "replaces-native", "replaces": replaced})
         if loaded is not None:
             attempt.tokenizer_class = type(loaded).__name__
             emit({"kind": "phase", "phase": "encode"})
@@ -908,10 +930,88 @@ def _judge_loader(
     name = f"loader:{loader.name}"
     if found.view is None or found.texts is None:
         return LoaderResult(loader, Attempt(name, AttemptStatus.NOT_CHECKED, f"not tried: {stop}"))
-    run = child.run(_job(folder, None, None, found, loader=loader, **given), limits.load_timeout)
+    job = _job(folder, None, None, found, loader=loader, **given)
+    job.environ = client_environ(job.environ)
+    run = child.run(job, limits.load_timeout)
     attempt = _absorb(run, name, found, limits.load_timeout)
     counts = next((m for m in run.messages if m.get("kind") == "differing"), {})
-    return LoaderResult(loader, attempt, counts.get("differing"), counts.get("compared"))
+    replaced = next((m for m in run.messages if m.get("kind") == "replaces-native"), {})
+    registered = next((m for m in run.messages if m.get("kind") == "registers"), {})
+    offline = {key: job.environ[key] for key in OFFLINE_VARIABLES if job.environ.get(key)}
+    return LoaderResult(
+        loader,
+        attempt,
+        counts.get("differing"),
+        counts.get("compared"),
+        [str(text) for text in replaced.get("replaces", [])],
+        offline,
+        [str(name) for name in registered.get("registers", [])],
+    )
+
+
+SET_BY_TOOL = "TOKCOMPAT_SET_BY_TOOL"
+"""Comma-separated names of variables a tool of ours set in this environment (``tokcompat grid`` sets
+HF_HUB_OFFLINE for its own runs); a client's loader is called without them, as the client's code runs."""
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def client_environ(environ: dict[str, str]) -> dict[str, str]:
+    """The environment a client loader is called in: ours without what our tools set (``SET_BY_TOOL``)."""
+    dropped = {name.strip() for name in environ.get(SET_BY_TOOL, "").split(",") if name.strip()}
+    return {key: value for key, value in environ.items() if key not in dropped and key != SET_BY_TOOL}
+
+
+def native_replacements(model_type: str | None) -> list[str]:
+    """What this process registered over transformers' own registration of ``model_type``: a config
+    class or a tokenizer mapping given with ``exist_ok=True`` for a natively registered type."""
+    try:
+        from transformers.models.auto.configuration_auto import (  # type: ignore[attr-defined]
+            CONFIG_MAPPING,
+            CONFIG_MAPPING_NAMES,
+        )
+        from transformers.models.auto.tokenization_auto import TOKENIZER_MAPPING
+    except ImportError:
+        return []
+    if model_type is None or model_type not in CONFIG_MAPPING_NAMES:
+        return []
+    found: list[str] = []
+    config = getattr(CONFIG_MAPPING, "_extra_content", {}).get(model_type)
+    if config is not None:
+        found.append(
+            f"AutoConfig's {model_type!r} is {_qualified(config)}, not transformers' own "
+            f"{CONFIG_MAPPING_NAMES[model_type]}"
+        )
+    for key, value in getattr(TOKENIZER_MAPPING, "_extra_content", {}).items():
+        if getattr(key, "model_type", None) == model_type:
+            found.append(
+                f"AutoTokenizer's mapping for {model_type!r} is {_qualified(value)}, registered over transformers' own"
+            )
+    return found
+
+
+def registered_types() -> list[str]:
+    """The model_types registered in this process beyond transformers' own (a client's shim, in the
+    loader's child): AutoConfig's and AutoTokenizer's added entries."""
+    try:
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+        from transformers.models.auto.tokenization_auto import TOKENIZER_MAPPING
+    except ImportError:
+        return []
+    found = {str(name) for name in getattr(CONFIG_MAPPING, "_extra_content", {})}
+    found |= {
+        str(key.model_type)
+        for key in getattr(TOKENIZER_MAPPING, "_extra_content", {})
+        if isinstance(getattr(key, "model_type", None), str)
+    }
+    return sorted(found)
+
+
+def _qualified(value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_qualified(v) for v in value) + ")"
+    if value is None:
+        return "None"
+    return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', type(value).__name__)}"
 
 
 def _verdict(attempts: list[Attempt], found: _Found, refusal: str | None) -> tuple[str, Parity]:

@@ -26,7 +26,7 @@ from pytest_tokcompat.matrix.aliases import (
     alias_from_mapping,
     alias_problems,
 )
-from pytest_tokcompat.matrix.clients import ClientLoader, split_call
+from pytest_tokcompat.matrix.clients import ClientLoader, native_since_problem, split_call
 from pytest_tokcompat.matrix.versions import VersionRange, matching_ranges, overlapping_pairs, parse_range
 from pytest_tokcompat.model import ACKNOWLEDGEABLE, Dimension, Outcome
 
@@ -44,7 +44,7 @@ CASE_KEYS = {
     "acknowledge": "version ranges -> {dimension: reason}: contract drifts accepted for those releases",
 }
 TOP_KEYS = {"version", "cases", "golden_dir", "floor", "loaders", "aliases", "watch"}
-LOADER_KEYS = {"name", "call", "attr", "kwargs"}
+LOADER_KEYS = {"name", "call", "attr", "kwargs", "native_since"}
 SNAPSHOT_MARKERS = ("config.json", "tokcompat-sources.json", "tokenizer.json", "tokenizer_config.json")
 """A snapshot folder holds at least one of these: a config, a manifest, or a tokenizer-only checkpoint's files."""
 # A case id, matched whole. Python's `$` also matches before a trailing newline, so "qwen\n" would pass
@@ -538,12 +538,16 @@ def read_loaders(reader: _Reader, root: yaml.MappingNode) -> list[ClientLoader]:
                 "e.g. 'kwargs: {use_fast: true}'",
             )
             continue
+        problem = native_since_problem(data.get("native_since"))
+        if problem:
+            reader.problem(entry, None, f"{where}: {problem}", "the first release that needs no shim")
+            continue
         if any(loader.name == name for loader in loaders):
             reader.problem(
                 entry, None, f"{where}: a second loader of that name", "give each loader its own name"
             )
             continue
-        loaders.append(ClientLoader(name, parts[0], parts[1], attr, dict(kwargs)))
+        loaders.append(ClientLoader(name, parts[0], parts[1], attr, dict(kwargs), data.get("native_since")))
     return loaders
 
 

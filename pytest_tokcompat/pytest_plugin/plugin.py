@@ -116,13 +116,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="[NAME=]MODULE:CALLABLE[:ATTR]",
         action="append",
         default=[],
-        help="also judge a client's own loader, called as CALLABLE(checkpoint_path) (repeatable); "
-        "ATTR reaches the tokenizer inside a wrapper it returns",
+        help="also judge a client's own loader, called as CALLABLE(checkpoint_path, **kwargs) (repeatable); "
+        "ATTR reaches the tokenizer inside a wrapper it returns; a loader that gives wrong ids or cannot be "
+        "called fails the run",
+    )
+    group.addoption(
+        "--tokcompat-loader-kwargs",
+        metavar="[NAME=]JSON",
+        action="append",
+        default=[],
+        help='keyword arguments for a loader, as a JSON object, e.g. \'{"tokenizer_mode": "slow"}\' '
+        "(repeatable; NAME= picks the loader where several are declared)",
     )
     parser.addini("tokcompat_matrix", "the matrix YAML used by --tokcompat", default="")
     parser.addini(
         "tokcompat_loaders",
         "client loaders judged beside the verdict, one [NAME=]MODULE:CALLABLE[:ATTR] a line",
+        type="linelist",
+        default=[],
+    )
+    parser.addini(
+        "tokcompat_loader_kwargs",
+        "keyword arguments of the client loaders, one [NAME=]JSON-OBJECT a line",
         type="linelist",
         default=[],
     )

@@ -24,6 +24,7 @@ from pytest_tokcompat.matrix.clients import (
     check_unique,
     loader_from_declaration,
     parse_loader_option,
+    with_kwargs,
 )
 from pytest_tokcompat.matrix.loader import Case, Matrix, default_matrix, load_matrix
 from pytest_tokcompat.pytest_plugin.plugin import RUN_KEY
@@ -89,7 +90,8 @@ def hook_loaders(config: pytest.Config) -> list[ClientLoader]:
 
 def loaders_from(config: pytest.Config, matrix: Matrix) -> list[ClientLoader]:
     """The matrix's ``loaders:``, the ``pytest_tokcompat_loaders`` hook's, the ini option's, then
-    --tokcompat-loader's; bad input is a usage error."""
+    --tokcompat-loader's, each with the keyword arguments of ``tokcompat_loader_kwargs`` and then
+    --tokcompat-loader-kwargs merged over its own; bad input is a usage error."""
     given = [*config.getini("tokcompat_loaders"), *config.getoption("tokcompat_loader")]
     try:
         loaders = [
@@ -102,7 +104,11 @@ def loaders_from(config: pytest.Config, matrix: Matrix) -> list[ClientLoader]:
     problem = check_unique(loaders)
     if problem:
         raise pytest.UsageError(f"tokcompat: {problem}")
-    return loaders
+    try:
+        loaders = with_kwargs(loaders, config.getini("tokcompat_loader_kwargs"), "tokcompat_loader_kwargs")
+        return with_kwargs(loaders, config.getoption("tokcompat_loader_kwargs"), "--tokcompat-loader-kwargs")
+    except ValueError as error:
+        raise pytest.UsageError(f"tokcompat: {error}") from None
 
 
 def is_controller(config: pytest.Config) -> bool:
