@@ -609,10 +609,26 @@ def test_bad_input_exits_2(project: Path, tox: FakeTox, capsys: pytest.CaptureFi
     assert tox.builds == []
 
 
-def test_the_default_matrix_is_the_projects_else_the_bundled_one(tmp_path: Path) -> None:
-    assert gridrun.default_matrix(tmp_path) == BUNDLED / "models.yaml"
-    user_matrix(tmp_path)
-    assert gridrun.default_matrix(tmp_path) == tmp_path / "matrix" / "models.yaml"
+def test_plan_takes_the_matrix_and_releases_of_tool_tokcompat(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = grid(["--plan", "--releases", "5.11.0"], capsys)
+    assert (code, json.loads(out)["cells"]) == (0, 3), "the project's matrix/models.yaml: 2 cases"
+    (project / "ci").mkdir()
+    one = (project / "matrix" / "models.yaml").read_text().split("  - id: qwen3-0.6b")[0]
+    (project / "ci" / "tokenizers.yaml").write_text(one.replace("snapshots/", "../matrix/snapshots/"))
+    (project / "pyproject.toml").write_text(
+        '[tool.tokcompat]\nmatrix = "ci/tokenizers.yaml"\nreleases = "5.10.4,5.11.0"\n'
+    )
+    (project / "sub").mkdir()
+    os.chdir(project / "sub")
+    code, out, _ = grid(["--plan"], capsys)
+    assert (code, json.loads(out)) == (
+        0,
+        {"releases": "5.10.4,5.11.0", "labels": ["5.10.4", "5.11.0"], "cells": 4},
+    )
+    code, out, _ = grid(["--plan", "--releases", "5.11.0"], capsys)  # the flag before the table
+    assert (code, json.loads(out)["cells"]) == (0, 2)
 
 
 # The child side: the selection plugin inside a real pytest --tokcompat run.

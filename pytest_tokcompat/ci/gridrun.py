@@ -54,7 +54,8 @@ from pytest_tokcompat.contract import (
 )
 from pytest_tokcompat.credentials import credential_values, scrub
 from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, ReportError, TokcompatError
-from pytest_tokcompat.matrix.loader import Case, Matrix, bundled_matrix, load_matrix
+from pytest_tokcompat.matrix.loader import Case, Matrix, load_matrix
+from pytest_tokcompat.matrix.settings import CONFIG_VAR, NO_CONFIG, resolve_settings
 
 EXTRAS = "@extras"
 DEFAULT_SPEC = "minors,pre"
@@ -77,17 +78,7 @@ class BadInput(TokcompatError):
     """Input ``tokcompat grid`` cannot run with: exit 2, the message says what to fix."""
 
 
-# Planning: the default matrix, its floor, the cells, the shards.
-
-
-def default_matrix(start: Path | None = None) -> Path:
-    """The project's ``matrix/models.yaml`` (from the current folder), else the bundled matrix.
-
-    The same rule as ``pytest --tokcompat`` without an option; when the one shared
-    function for that rule lands, this calls it.
-    """
-    own = (start or Path.cwd()) / "matrix" / "models.yaml"
-    return own if own.is_file() else bundled_matrix()
+# Planning: the matrix's floor, the cells, the shards.
 
 
 def matrix_floor(matrix: Matrix, raw: dict[str, Any]) -> Version:
@@ -388,6 +379,7 @@ def write_tox_ini(
         f"pass_env ={_ini_list(PASS_ENV)}\n"
         "set_env =\n"
         f"    TOKCOMPAT_GRID_SELECT = {work / 'select'}{os.sep}{{env_name}}.json\n"
+        f"    {CONFIG_VAR} = {NO_CONFIG}\n"  # the run's options are all on its command line
         f"{OFFLINE_LINE if offline else ''}"
         "change_dir = {env_tmp_dir}\n"
         "commands =\n"
@@ -584,7 +576,7 @@ class GridRun:
     # -- planning --
 
     def load(self) -> tuple[Path, Matrix, dict[str, Any]]:
-        path = self.options.matrix.resolve() if self.options.matrix else default_matrix()
+        path = self.options.matrix.resolve() if self.options.matrix else resolve_settings().matrix
         try:
             matrix = load_matrix(path)
         except MatrixError as error:

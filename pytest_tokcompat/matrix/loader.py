@@ -269,6 +269,8 @@ def bundled_matrix() -> Path:
 
 
 PROJECT_MATRIX = Path("matrix") / "models.yaml"
+PROJECT_MATRICES = (PROJECT_MATRIX, Path("ci") / "tokenizers.yaml")
+"""A project's own matrix where nothing names one: the first of these under its folder that exists."""
 _PROJECT_MARKERS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", ".git")
 
 
@@ -291,8 +293,9 @@ def default_matrix(
     """The one rule for which matrix a run uses; an absolute path.
 
     The option (relative to ``cwd``, the invocation folder), then the ini value
-    (relative to ``rootdir``), then the project's ``matrix/models.yaml`` under
-    ``rootdir``, then the bundled matrix. pytest, the CLI and bisect all call this.
+    (relative to ``rootdir``), then the project's ``matrix/models.yaml`` (else its
+    ``ci/tokenizers.yaml``) under ``rootdir``, then the bundled matrix. Every front-end
+    reaches it through :func:`pytest_tokcompat.matrix.settings.resolve_settings`.
     """
     here = Path.cwd() if cwd is None else Path(cwd)
     if given:
@@ -300,9 +303,10 @@ def default_matrix(
     if ini:
         return Path(os.path.abspath((rootdir if rootdir is not None else here) / Path(ini)))
     if rootdir is not None:
-        own = Path(os.path.abspath(Path(rootdir) / PROJECT_MATRIX))
-        if own.is_file():
-            return own
+        for candidate in PROJECT_MATRICES:
+            own = Path(os.path.abspath(Path(rootdir) / candidate))
+            if own.is_file():
+                return own
     return Path(os.path.abspath(bundled_matrix()))
 
 

@@ -27,7 +27,7 @@ from pytest_tokcompat.contract import (
     write_report,
 )
 from pytest_tokcompat.pytest_plugin.plugin import REPORT_ATTRIBUTE
-from pytest_tokcompat.pytest_plugin.session import TokcompatRun
+from pytest_tokcompat.pytest_plugin.session import TokcompatRun, run_settings
 
 PATH_RULE = (
     "a path ending in .json is that file, any other path a folder that gets transformers-<version>.json"
@@ -35,12 +35,11 @@ PATH_RULE = (
 
 
 def report_target(config: pytest.Config) -> Path | None:
-    """--tokcompat-report, checked now: an unwritable path is a usage error before any test runs."""
-    given = config.getoption("tokcompat_report")
-    if not given:
+    """--tokcompat-report (else $TOKCOMPAT_REPORT, [tool.tokcompat] report), checked now: an unwritable
+    path is a usage error before any test runs."""
+    path = run_settings(config).report
+    if path is None:
         return None
-    path = Path(given).expanduser()
-    path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
     if path.suffix.lower() == ".json":
         folder, file = path.parent, path
     else:
