@@ -56,6 +56,9 @@ def command_matrix(args: argparse.Namespace) -> Path:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.torch_notice import drop_torch_notice
+
+    drop_torch_notice()
     import transformers
 
     # transformers' warnings are kept with each attempt in the record; keep the terminal for the verdict.
@@ -288,7 +291,7 @@ def _bisect(args: argparse.Namespace) -> int:
     from pytest_tokcompat.errors import BisectError
 
     try:
-        result = run(
+        results = run(
             args.target,
             matrix=command_matrix(args),
             start=args.start,
@@ -301,7 +304,8 @@ def _bisect(args: argparse.Namespace) -> int:
     except BisectError as error:
         print(f"tokcompat bisect: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(result.line())
+    for result in results:
+        print(result.line())
     return EXIT_OK
 
 

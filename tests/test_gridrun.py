@@ -580,13 +580,14 @@ def test_shards_merge_into_the_whole_grid(
         code, out, _ = grid(
             ["--releases", "5.10.4,5.11.0", "--shard", f"{index}/3", "--output", str(out_dir)], capsys
         )
-        assert code == 0, out
+        assert code == 3, "a shard's grid lacks the other shards' cells: incomplete, as printed"
+        assert "**Incomplete grid**" in out and f"shard {index}/3: this grid holds only" in out
         outputs.append(out_dir)
     judged = [(env, cases, extras) for env, cases, extras in tox.judged]
     assert sum(len(cases) + extras for _, cases, extras in judged) == 6, "every cell judged once"
     reports = [p for out_dir in outputs for p in sorted((out_dir / "reports").glob("*.json"))]
     assert all(".shard-" in p.name for p in reports)
-    assert main(["report", *map(str, reports)]) == 0
+    assert main(["report", *map(str, reports)]) == 0, "the merge of every shard is complete"
     merged = capsys.readouterr().out
     assert "| deepseek-v3.2-exp | alias | native Δ |" in merged
     assert "| qwen3-0.6b | native | native |" in merged
@@ -749,3 +750,28 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
     assert "TOX_WORK_DIR" not in seen["env"] and "PYTHONPATH" not in seen["env"]
     assert seen["env"]["UV_INDEX_URL"] == "https://index.invalid/simple", "the index configuration passes"
     assert "$ " in (tmp_path / "log").read_text()
+
+
+def test_the_output_folder_never_lands_untracked_in_the_repository(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def untracked() -> list[str]:
+        listed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return [line[3:] for line in listed.stdout.splitlines()]
+
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    assert "matrix/models.yaml" in untracked(), "the control: git sees the project's untracked files"
+    assert grid(["--releases", "5.11.0"], capsys)[0] == 0
+    assert (project / "tokcompat-grid" / "grid.md").is_file()
+    assert not [path for path in untracked() if path.startswith("tokcompat-grid")]
+    mine = project / "kept"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("the user's")
+    assert grid(["--releases", "5.11.0", "--output", "kept"], capsys)[0] == 0
+    assert not (mine / ".gitignore").exists(), "a folder that existed is the user's: left as it is"

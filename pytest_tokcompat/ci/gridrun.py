@@ -43,11 +43,14 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.ci import grid as grid_module
+from pytest_tokcompat.ci.gridlog import rotate_log
 from pytest_tokcompat.ci.install import PACKAGE_DIR, cache_home, extra_requirements, own_wheel
 from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
 from pytest_tokcompat.contract import (
+    OUTPUT_GITIGNORE,
     SCHEMA_VERSION,
     judge_identity,
+    make_output_folder,
     not_checked_record,
     probe_set_identity,
     write_json_atomic,
@@ -490,6 +493,7 @@ def run_tox(work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: b
         if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("TOX_")
     }
     environment.setdefault("PYTHONIOENCODING", "utf-8")
+    rotate_log(log)
     with log.open("a", encoding="utf-8") as stream:
         stream.write(f"\n$ {' '.join(command)}\n")
         stream.flush()
@@ -672,6 +676,10 @@ class GridRun:
         return self.finish(runs, plan)
 
     def prepare_dirs(self) -> None:
+        make_output_folder(self.output)
+        if not (self.output / ".gitignore").exists() and (self.output / ".work").is_dir():
+            # an output folder of an earlier version (before the .gitignore): still the grid's own
+            (self.output / ".gitignore").write_text(OUTPUT_GITIGNORE, encoding="utf-8")
         for sub in ("select", "raw", "logs"):
             (self.work / sub).mkdir(parents=True, exist_ok=True)
         reports = self.output / "reports"
@@ -918,18 +926,18 @@ class GridRun:
         return lines
 
     def exit_status(self, grid: grid_module.Grid, runs: list[ReleaseRun]) -> int:
-        """The shared rule (:meth:`Grid.exit_status`); a shard judges completeness on its own cells only,
-        since the other shards' cells are missing from its grid by design."""
-        if self.shard[1] > 1:
-            grid.incomplete = [str(run.error) for run in runs if run.error] + [
-                f"{record['id']}: not checked under transformers {run.release.label}"
-                for run in runs
-                for record in self.records_of(run, [])
-                if record.get("status") == NOT_CHECKED and not str(record["id"]).startswith("alias:")
-            ]
+        """The shared rule (:meth:`Grid.exit_status`): a shard's grid lacks the other shards' cells, so it
+        is incomplete (3) unless it has alarms (1), as a report of part of the matrix is; the merge of every
+        shard's reports (``tokcompat report``) is what can be complete."""
         if grid.incomplete:
             more = f" (and {len(grid.incomplete) - 10} more)" if len(grid.incomplete) > 10 else ""
             self.out(f"incomplete grid: {'; '.join(grid.incomplete[:10])}{more}")
+        if self.shard[1] > 1:
+            index, count = self.shard
+            self.out(
+                f"shard {index}/{count}: this grid holds only this shard's cells (exit 3 unless an alarm); "
+                "merge every shard's reports with tokcompat report for the whole grid"
+            )
         return grid.exit_status()
 
 

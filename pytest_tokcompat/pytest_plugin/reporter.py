@@ -21,6 +21,7 @@ import pytest
 
 from pytest_tokcompat.contract import (
     library_versions,
+    make_output_folder,
     not_checked_record,
     report_document,
     utc_timestamp,
@@ -52,7 +53,7 @@ def report_target(config: pytest.Config) -> Path | None:
         )
 
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_output_folder(folder)
     except OSError as error:
         raise refuse(f"cannot create the folder {folder} ({error.strerror or error})") from None
     if file.is_dir():
