@@ -265,6 +265,8 @@ def _grid(args: argparse.Namespace) -> int:
         upstream=args.upstream,
         with_requirements=tuple(args.with_requirements or ()),
         loaders=settings.loaders,
+        update_expectations=args.update_expectations,
+        allow_weaker=args.allow_weaker,
     )
     return run_command(options, out=lambda line: print(line, flush=True), plan_only=args.plan)
 
@@ -484,6 +486,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     grid.add_argument(
         "--plan", action="store_true", help="print the resolved releases and cell count as JSON, run nothing"
+    )
+    grid.add_argument(
+        "--update-expectations",
+        action="store_true",
+        help="write the measured outcome ranges into the matrix's expect (comments and order kept; entries "
+        "without expect are judged and get one) and print the diff; exit as the next run will",
+    )
+    grid.add_argument(
+        "--allow-weaker",
+        action="store_true",
+        help="with --update-expectations: also write a clean remedy that became broken (refused otherwise, exit 1)",
     )
     grid.set_defaults(handler=_grid)
     releases = commands.add_parser("releases", help="list the transformers releases on the package index")

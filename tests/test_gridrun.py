@@ -124,7 +124,10 @@ class FakeTox:
             return 3
         version = Version(self.version_of(env))
         tox_ini = (work / "tox.ini").read_text()
-        matrix = load_matrix(tox_ini.split('--tokcompat-matrix "', 1)[1].split('"', 1)[0])
+        matrix = load_matrix(
+            tox_ini.split('--tokcompat-matrix "', 1)[1].split('"', 1)[0],
+            missing_expect="--tokcompat-measure" in tox_ini,
+        )
         records = []
         for case in matrix.cases:
             if case.id not in selection["cases"]:
@@ -775,3 +778,46 @@ def test_the_output_folder_never_lands_untracked_in_the_repository(
     (mine / "notes.txt").write_text("the user's")
     assert grid(["--releases", "5.11.0", "--output", "kept"], capsys)[0] == 0
     assert not (mine / ".gitignore").exists(), "a folder that existed is the user's: left as it is"
+
+
+def test_update_expectations_writes_measured_ranges_the_next_grid_exits_0(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    matrix = project / "matrix" / "models.yaml"
+    matrix.write_text(
+        "version: 1\n# our checkpoints\ncases:\n"
+        "  - id: deepseek-v3.2-exp\n    snapshot: snapshots/deepseek-v3.2-exp  # new: no expect yet\n"
+        "  - id: qwen3-0.6b\n    snapshot: snapshots/qwen3-0.6b\n    expect: alias  # a wrong guess\n",
+        encoding="utf-8",
+    )
+    code, _, err = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 2 and "no 'expect'" in err, "the control: without the flag the new entry is refused"
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0", "--update-expectations"], capsys)
+    assert code == 0, out
+    assert '+    expect:\n+      "<5.11": alias\n+      ">=5.11": native\n' in out
+    assert "wrote the measured expectations of deepseek-v3.2-exp, qwen3-0.6b" in out
+    text = matrix.read_text()
+    assert "# our checkpoints" in text and "# new: no expect yet" in text
+    written = load_matrix(matrix)
+    assert {e.range.text: e.outcome for e in written.by_id("deepseek-v3.2-exp").expectations} == {
+        "<5.11": "alias",
+        ">=5.11": "native",
+    }
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 0, out
+
+
+def test_update_expectations_refuses_a_clean_remedy_turning_broken(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(VERDICTS, "qwen3-0.6b", lambda v: "broken" if v >= Version("5.11") else "native")
+    matrix = project / "matrix" / "models.yaml"
+    before = matrix.read_text()
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0", "--update-expectations"], capsys)
+    assert code == 1 and matrix.read_text() == before
+    assert (
+        "refused a weaker expectation: " in out
+        and "qwen3-0.6b' under transformers 5.11.0: native -> broken" in out
+    )
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0", "--update-expectations", "--allow-weaker"], capsys)
+    assert code == 0 and matrix.read_text() != before

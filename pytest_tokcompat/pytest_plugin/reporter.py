@@ -112,6 +112,8 @@ class TokcompatReporter:
         self.selection: dict[str, Any] = {"partial": False}
         self.watch_problem: str | None = None
         """Why the upstream watch is not in the report, where its registries could not be read."""
+        self.update_lines: list[str] = []
+        """What --tokcompat-update-expectations wrote (the diff) or refused, for the terminal summary."""
 
     # --- what was selected -------------------------------------------------------------------------
 
@@ -191,7 +193,40 @@ class TokcompatReporter:
             self.watch_problem = str(error)
             return None
 
+    def update_expectations(self, session: pytest.Session) -> None:
+        """--tokcompat-update-expectations: the measured outcomes into the matrix; the run then exits as the
+        next one will (its failures that the update answers do not count), or 1 for a refused weakening."""
+        from pytest_tokcompat.matrix.expectations import (
+            ExpectationsError,
+            describe,
+            measured_outcomes,
+            update_matrix,
+        )
+
+        version = str(library_versions()["transformers"])
+        measured = measured_outcomes([(version, record) for record in self.records.values()])
+        try:
+            update = update_matrix(
+                self.run.path,
+                measured,
+                allow_weaker=bool(self.run.config.getoption("tokcompat_allow_weaker")),
+            )
+        except ExpectationsError as error:
+            self.update_lines = [f"tokcompat: {error}"]
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        self.update_lines = describe(update, "--tokcompat-allow-weaker")
+        answered = [
+            r for r in self.records.values() if r.get("status") == "failed" and r.get("id") in update.changed
+        ]
+        if update.refused:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif session.exitstatus == pytest.ExitCode.TESTS_FAILED and session.testsfailed == len(answered):
+            session.exitstatus = pytest.ExitCode.OK
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.run.update_expectations:
+            self.update_expectations(session)
         if self.target is None:
             return
         exit_status = int(session.exitstatus)
@@ -219,6 +254,8 @@ class TokcompatReporter:
             terminalreporter.write_line(scrub(line))
         if self.watch_problem is not None:
             terminalreporter.write_line(f"upstream watch not recorded in the report: {self.watch_problem}")
+        for line in self.update_lines:
+            terminalreporter.write_line(line)
         if self.written is None or self.target is None:
             return
         terminalreporter.write_line(f"report written to {self.written}")

@@ -70,9 +70,9 @@ def matrix_path(config: pytest.Config) -> Path:
     return run_settings(config).matrix
 
 
-def load_or_usage_error(path: Path) -> Matrix:
+def load_or_usage_error(path: Path, *, missing_expect: bool = False) -> Matrix:
     try:
-        return load_matrix(path)
+        return load_matrix(path, missing_expect=missing_expect)
     except MatrixError as error:
         lines = "\n".join(f"  {problem}" for problem in error.problems)
         raise pytest.UsageError(
@@ -141,6 +141,8 @@ class TokcompatRun:
         self.enabled = enabled
         """--tokcompat was given: the matrix is collected. Without it only the fixtures use the run."""
         self.path = matrix_path(config)
+        self.update_expectations = bool(config.getoption("tokcompat_update_expectations"))
+        """--tokcompat-update-expectations: entries without expect run too, and the end writes them."""
         self.record = bool(config.getoption("tokcompat_record"))
         self.require_hub = bool(config.getoption("tokcompat_require_hub"))
         self.judges = JudgeCache()
@@ -155,7 +157,8 @@ class TokcompatRun:
     @property
     def matrix(self) -> Matrix:
         if self._matrix is None:
-            self._matrix = load_or_usage_error(self.path)
+            measuring = self.update_expectations or bool(self.config.getoption("tokcompat_measure"))
+            self._matrix = load_or_usage_error(self.path, missing_expect=measuring)
         return self._matrix
 
     @property
