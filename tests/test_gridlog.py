@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +28,14 @@ def test_a_full_log_rolls_over_and_old_runs_are_dropped(tmp_path: Path) -> None:
 def test_every_tox_run_appends_to_a_rolled_over_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gridlog, "LOG_MAX_BYTES", 1000)
 
-    def fake_run(command: list[str], *, stdout: Any, **_: Any) -> subprocess.CompletedProcess[str]:
-        stdout.write("tox says " + "y" * 600 + "\n")
-        return subprocess.CompletedProcess(command, 0)
+    class FakeTox:
+        def __init__(self, command: list[str], *, stdout: Any, **_: Any) -> None:
+            stdout.write("tox says " + "y" * 600 + "\n")
 
-    monkeypatch.setattr(gridrun.subprocess, "run", fake_run)
+        def wait(self, timeout: float | None = None) -> int:
+            return 0
+
+    monkeypatch.setattr(gridrun.subprocess, "Popen", FakeTox)
     log = tmp_path / "logs" / "judge.log"
     log.parent.mkdir()
     for _ in range(8):

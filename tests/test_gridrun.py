@@ -86,7 +86,15 @@ class FakeTox:
         return self.main_version if label == "main" else label
 
     def __call__(
-        self, work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: bool, log: Path
+        self,
+        work: Path,
+        envs: list[str],
+        *,
+        jobs: int,
+        notest: bool,
+        recreate: bool,
+        log: Path,
+        tick: Callable[[], None] | None = None,
     ) -> ToxRun:
         results: dict[str, int | None] = {}
         for env in envs:
@@ -94,6 +102,8 @@ class FakeTox:
                 results[env] = self.build(work / ".tox" / env, env)
             else:
                 results[env] = self.judge(work, env)
+            if tick is not None:
+                tick()
         return ToxRun(max(results.values(), default=0) or 0, results)
 
     def build(self, folder: Path, env: str) -> int:
@@ -163,6 +173,11 @@ class FakeTox:
         )
         document = {"schema_version": 1, "transformers_version": str(version), "cases": records, "alarms": []}
         (work / "raw" / f"{env}.json").write_text(json.dumps(document))
+        judged = [r for r in records if r.get("status") != "not-checked"]
+        progress = [json.dumps({"total": len(judged)})] + [
+            json.dumps({"item": r["id"], "outcome": "passed"}) for r in judged
+        ]
+        (work / "progress" / f"{env}.jsonl").write_text("".join(line + "\n" for line in progress))
         return 1 if any(r["status"] == "failed" for r in records) else 0
 
 
@@ -730,15 +745,20 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
     class Done:
         returncode = 1
 
-    def fake_run(command: list[str], **kwargs: Any) -> Done:
-        seen["command"], seen["env"] = command, kwargs["env"]
-        result = {
-            "testenvs": {"tf-5.11.0": {"result": {"exit_code": 0}}, "tf-5.10.4": {"result": {"exit_code": 1}}}
-        }
-        (tmp_path / "tox-result.json").write_text(json.dumps(result))
-        return Done()
+        def __init__(self, command: list[str], **kwargs: Any) -> None:
+            seen["command"], seen["env"] = command, kwargs["env"]
+            result = {
+                "testenvs": {
+                    "tf-5.11.0": {"result": {"exit_code": 0}},
+                    "tf-5.10.4": {"result": {"exit_code": 1}},
+                }
+            }
+            (tmp_path / "tox-result.json").write_text(json.dumps(result))
 
-    monkeypatch.setattr(gridrun.subprocess, "run", fake_run)
+        def wait(self, timeout: float | None = None) -> int:
+            return self.returncode
+
+    monkeypatch.setattr(gridrun.subprocess, "Popen", Done)
     monkeypatch.setenv("TOX_WORK_DIR", "/elsewhere")
     monkeypatch.setenv("PYTHONPATH", "/a/checkout")
     monkeypatch.setenv("UV_INDEX_URL", "https://index.invalid/simple")
@@ -821,3 +841,19 @@ def test_update_expectations_refuses_a_clean_remedy_turning_broken(
     )
     code, out, _ = grid(["--releases", "5.10.4,5.11.0", "--update-expectations", "--allow-weaker"], capsys)
     assert code == 0 and matrix.read_text() != before
+
+
+def test_the_grid_says_per_environment_what_it_built_and_judged(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 0
+    lines = err.splitlines()
+    for env in ("tf-5.10.4", "tf-5.11.0"):
+        assert f"tokcompat grid: {env}: building" in lines
+        assert f"tokcompat grid: {env}: built" in lines
+        assert f"tokcompat grid: {env}: built, judged 3/3" in lines, err
+    tox_ini = (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()
+    assert "-p pytest_tokcompat.ci.gridprogress" in tox_ini and "TOKCOMPAT_GRID_PROGRESS = " in tox_ini
+    code, _, err = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 0 and "judged" not in err.replace("judged 0", ""), "all reused: nothing to show"

@@ -44,6 +44,7 @@ from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.ci import grid as grid_module
 from pytest_tokcompat.ci.gridlog import rotate_log
+from pytest_tokcompat.ci.gridprogress import PROGRESS_ENV, make_progress
 from pytest_tokcompat.ci.install import PACKAGE_DIR, cache_home, extra_requirements, own_wheel
 from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
 from pytest_tokcompat.contract import (
@@ -385,11 +386,12 @@ def write_tox_ini(
         "set_env =\n"
         f"    TOKCOMPAT_GRID_SELECT = {work / 'select'}{os.sep}{{env_name}}.json\n"
         f"    {CONFIG_VAR} = {NO_CONFIG}\n"  # the run's options are all on its command line
+        f"    {PROGRESS_ENV} = {work / 'progress'}{os.sep}{{env_name}}.jsonl\n"
         f"{OFFLINE_LINE if offline else ''}"
         "change_dir = {env_tmp_dir}\n"
         "commands =\n"
         f'    python -m pytest -c "{work / "pytest.ini"}" --rootdir "{work}" --tokcompat '
-        "-p pytest_tokcompat.ci.gridselect -p no:randomly "
+        "-p pytest_tokcompat.ci.gridselect -p pytest_tokcompat.ci.gridprogress -p no:randomly "
         f'-p no:cacheprovider -q --tokcompat-matrix "{matrix}" '
         f'--tokcompat-report "{work / "raw"}{os.sep}{{env_name}}.json"{loader_options}\n'
     ]
@@ -471,8 +473,21 @@ class ToxRun:
     """Exit code per env (None: tox did not get to it)."""
 
 
-def run_tox(work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: bool, log: Path) -> ToxRun:
-    """One tox invocation over ``envs``, its output appended to ``log``."""
+TICK_SECONDS = 1.0
+
+
+def run_tox(
+    work: Path,
+    envs: list[str],
+    *,
+    jobs: int,
+    notest: bool,
+    recreate: bool,
+    log: Path,
+    tick: Callable[[], None] | None = None,
+) -> ToxRun:
+    """One tox invocation over ``envs``, its output appended to ``log``; ``tick`` is called about every
+    :data:`TICK_SECONDS` while it runs (the progress lines)."""
     if not envs:
         return ToxRun(0)
     result_json = work / "tox-result.json"
@@ -499,7 +514,19 @@ def run_tox(work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: b
     with log.open("a", encoding="utf-8") as stream:
         stream.write(f"\n$ {' '.join(command)}\n")
         stream.flush()
-        done = subprocess.run(command, stdout=stream, stderr=subprocess.STDOUT, env=environment, check=False)
+        process = subprocess.Popen(command, stdout=stream, stderr=subprocess.STDOUT, env=environment)
+        try:
+            while True:
+                try:
+                    returncode = process.wait(timeout=TICK_SECONDS)
+                    break
+                except subprocess.TimeoutExpired:
+                    if tick is not None:
+                        tick()
+        except BaseException:  # Ctrl-C or a failing tick: tox does not outlive the grid
+            process.kill()
+            process.wait()
+            raise
     _scrub_log(log)
     results: dict[str, int | None] = dict.fromkeys(envs)
     try:
@@ -511,7 +538,7 @@ def run_tox(work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: b
                 results[name] = int(code) if code is not None else (0 if result.get("success") else None)
     except (OSError, ValueError):
         pass
-    return ToxRun(done.returncode, results)
+    return ToxRun(returncode, results)
 
 
 # The run.
@@ -581,6 +608,7 @@ class GridRun:
         self.matrix: Matrix | None = None
         self.path: Path | None = None
         """The matrix file this run judges (and, with --update-expectations, writes)."""
+        self.progress = make_progress(self.work / "progress", self.err)
         self.with_identities: list[str] = []
         """The ``--with`` requirements as installed (local paths with a hash of their files)."""
 
@@ -729,6 +757,9 @@ class GridRun:
                 f"building {len(fresh) + len(moving)} environment(s) with tox-uv "
                 f"({', '.join(r.release.label for r in fresh + moving)}); log: {log}"
             )
+        self.progress.building(
+            [r.env for r in fresh + moving], lambda env: env_versions(self.work / ".tox" / env) is not None
+        )
         done = run_tox(
             self.work,
             [r.env for r in fresh],
@@ -736,6 +767,7 @@ class GridRun:
             notest=True,
             recreate=False,
             log=log,
+            tick=self.progress.tick,
         )
         done_moving = run_tox(
             self.work,
@@ -744,7 +776,9 @@ class GridRun:
             notest=True,
             recreate=True,
             log=log,
+            tick=self.progress.tick,
         )
+        self.progress.tick()
         for run in fresh + moving:
             results = done.results if run in fresh else done_moving.results
             run.versions = env_versions(self.work / ".tox" / run.env)
@@ -786,14 +820,19 @@ class GridRun:
                 "extras": EXTRAS in run.to_judge,
             }
             write_json_atomic(self.work / "select" / f"{run.env}.json", selection)
-        done = run_tox(
-            self.work,
-            [run.env for run in busy],
-            jobs=self.jobs,
-            notest=False,
-            recreate=False,
-            log=log,
-        )
+        self.progress.judging({run.env: len(run.to_judge) for run in busy})
+        try:
+            done = run_tox(
+                self.work,
+                [run.env for run in busy],
+                jobs=self.jobs,
+                notest=False,
+                recreate=False,
+                log=log,
+                tick=self.progress.tick,
+            )
+        finally:
+            self.progress.close()
         for run in busy:
             raw_path = self.work / "raw" / f"{run.env}.json"
             code = done.results.get(run.env)
