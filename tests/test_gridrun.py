@@ -857,3 +857,35 @@ def test_the_grid_says_per_environment_what_it_built_and_judged(
     assert "-p pytest_tokcompat.ci.gridprogress" in tox_ini and "TOKCOMPAT_GRID_PROGRESS = " in tox_ini
     code, _, err = grid(["--releases", "5.10.4,5.11.0"], capsys)
     assert code == 0 and "judged" not in err.replace("judged 0", ""), "all reused: nothing to show"
+
+
+def _hub_project(project: Path) -> None:
+    matrix = project / "matrix" / "models.yaml"
+    matrix.write_text(
+        matrix.read_text().replace("    snapshot: snapshots/qwen3-0.6b\n", "    repo: Qwen/Qwen3-0.6B\n"),
+        encoding="utf-8",
+    )
+
+
+def test_a_hub_that_takes_no_connection_makes_the_runs_offline(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    _hub_project(project)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    with socket.socket() as server:  # a port that takes connections: the control
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+        code, _, err = grid(["--releases", "5.11.0"], capsys)
+        assert code == 0 and "cannot be reached" not in err
+        assert gridrun.OFFLINE_LINE not in (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: refused
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed.getsockname()[1]}")
+        code, _, err = grid(["--releases", "5.11.0"], capsys)
+    assert code == 0
+    assert "tokcompat grid: the hub cannot be reached (http://127.0.0.1:" in err
+    assert "the runs are offline (HF_HUB_OFFLINE=1)" in err
+    assert gridrun.OFFLINE_LINE in (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()

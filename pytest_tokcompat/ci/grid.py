@@ -53,6 +53,8 @@ class Cell:
     """Contract dimensions that drifted in some attempt, and those acknowledged (``ack: decode``)."""
     details: dict[str, Any] = field(default_factory=dict)
     """What a reader wants on hover: the remedy, each attempt, the drifting dimension and probe, the error."""
+    location: str = ""
+    """The matrix entry's FILE:LINE, where the record names it."""
 
     @property
     def unexpected(self) -> bool:
@@ -245,16 +247,21 @@ def _cell(record: Mapping[str, Any], source: Path) -> Cell:
         expected=record.get("expected"),
         status=str(record["status"]),
         drift=_drifted(record),
-        message=str(record.get("message", ""))[:300],
+        message=str(record.get("message", ""))[:WHY_NOT_CHECKED],
         source=str(source),
         dimensions=_dimension_note(record),
         details=_details(record),
+        location=str(record.get("location") or ""),
     )
 
 
-def _first_line(text: str) -> str:
+def _first_line(text: str, limit: int = 200) -> str:
     lines = text.strip().splitlines()
-    return lines[0][:200] if lines else ""
+    return lines[0][:limit] if lines else ""
+
+
+WHY_NOT_CHECKED = 600
+"""A not-checked cell's reason in the grid's incompleteness, long enough to hold its fix."""
 
 
 def _named(items: list[str]) -> str:
@@ -393,7 +400,8 @@ def _cell_problems(releases: list[str], rows: dict[str, dict[str, Cell]]) -> lis
                 "run the same matrix under every release"
             )
         unchecked = [
-            f"{case} ({_first_line(cells[release].message) or 'not checked'})"
+            f"{case}{f' at {cells[release].location}' if cells[release].location else ''} "
+            f"({_first_line(cells[release].message, WHY_NOT_CHECKED) or 'not checked'})"
             for case, cells in rows.items()
             if release in cells and not cells[release].checked and not case.startswith(f"{ALIAS}:")
         ]

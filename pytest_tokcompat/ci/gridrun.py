@@ -624,6 +624,20 @@ class GridRun:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         return path, matrix, raw if isinstance(raw, dict) else {}
 
+    def hub_is_unreachable(self) -> bool:
+        """A hub entry and a hub that takes no connection: the runs go offline and say so (no retries)."""
+        from pytest_tokcompat.ci.hubprobe import hub_unreachable
+
+        if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+            return False  # already offline: passed to the runs as it is
+        why = hub_unreachable()
+        if why is not None:
+            self.err(
+                f"tokcompat grid: the hub cannot be reached ({why}): the runs are offline (HF_HUB_OFFLINE=1); "
+                "hub entries not in the hub cache are not checked, each with its fix"
+            )
+        return why is not None
+
     def check_tools(self) -> None:
         missing = [name for name in ("tox", "tox_uv") if importlib.util.find_spec(name) is None]
         if missing:
@@ -675,7 +689,7 @@ class GridRun:
             self.err(f"tokcompat grid: {error}")
             return grid_module.EXIT_BAD_INPUT
         self.prepare_dirs()
-        offline = all(case.snapshot is not None for case in matrix.cases)
+        offline = all(case.snapshot is not None for case in matrix.cases) or self.hub_is_unreachable()
         with_requirements = tuple(requirement_identity(r) for r in self.options.with_requirements)
         installs = tuple(install_line(r) for r in self.options.with_requirements)
         write_tox_ini(
