@@ -889,3 +889,16 @@ def test_a_hub_that_takes_no_connection_makes_the_runs_offline(
     assert "tokcompat grid: the hub cannot be reached (http://127.0.0.1:" in err
     assert "the runs are offline (HF_HUB_OFFLINE=1)" in err
     assert gridrun.OFFLINE_LINE in (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()
+
+
+def test_the_grid_takes_the_table_s_loaders_and_its_runs_read_no_project_configuration(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "pyproject.toml").write_text('[tool.tokcompat]\nloaders = ["mine=pkg.tok:load"]\n')
+    assert grid(["--releases", "5.11.0"], capsys)[0] == 0
+    tox_ini = (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()
+    assert '--tokcompat-loader "mine=pkg.tok:load"' in tox_ini
+    assert "TOKCOMPAT_CONFIG = none" in tox_ini, "the runs' options are all on their command line"
+    assert grid(["--releases", "5.11.0", "--loader", "other=pkg.tok:load"], capsys)[0] == 0
+    tox_ini = (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()
+    assert '--tokcompat-loader "other=pkg.tok:load"' in tox_ini and "mine=" not in tox_ini, "the flag wins"

@@ -151,3 +151,25 @@ def test_the_table_s_report_folder_is_where_pytest_writes_and_report_reads(
     (pytester.path / "pyproject.toml").write_text('[tool.tokcompat]\nmatrix = "ci/tokenizers.yaml"\n')
     assert main(["report"]) == 2  # the control: no folder named, no reports given
     assert "no reports given" in capsys.readouterr().err
+
+
+def test_the_table_s_loaders_replace_the_ini_s_and_join_the_command_line_s(pytester: pytest.Pytester) -> None:
+    toys.native_toy(pytester.path / "native")
+    (pytester.path / "models.yaml").write_text(MATRIX)
+    pytester.makeini("[pytest]\ntokcompat_loaders =\n    x=pkg:from_ini\n")
+    argv = [
+        "--tokcompat",
+        "--tokcompat-matrix=models.yaml",
+        "--collect-only",
+        "--tokcompat-loader",
+        "x=pkg:cli",
+    ]
+    result = pytester.runpytest(*argv)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, "the control: the ini's x and the command line's x"
+    result.stderr.fnmatch_lines(["*two loaders are named 'x'*"])
+    (pytester.path / "pyproject.toml").write_text('[tool.tokcompat]\nloaders = ["y=pkg:from_table"]\n')
+    assert pytester.runpytest(*argv).ret == 0, "the table's loaders replace the ini's"
+    (pytester.path / "pyproject.toml").write_text('[tool.tokcompat]\nloaders = ["x=pkg:from_table"]\n')
+    result = pytester.runpytest(*argv)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*two loaders are named 'x'*"])
