@@ -35,6 +35,10 @@ def __getattr__(name: str) -> Any:
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'pytest_tokcompat' has no attribute {name!r}")
+    if module == "pytest_tokcompat.api":  # transformers' "PyTorch was not found" is no news to a client
+        from pytest_tokcompat.torch_notice import drop_torch_notice
+
+        drop_torch_notice()
     return getattr(import_module(module), name)
 
 

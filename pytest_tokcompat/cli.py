@@ -23,6 +23,7 @@ from pytest_tokcompat.credentials import scrub_data
 
 if TYPE_CHECKING:
     from pytest_tokcompat.judge.evaluate import Evaluation
+    from pytest_tokcompat.matrix.settings import Settings
 
 EXIT_OK, EXIT_BROKEN, EXIT_BAD_INPUT, EXIT_NOT_CHECKED = 0, 1, 2, 3
 EXIT_FINDINGS = 4
@@ -43,14 +44,29 @@ GRID_EXIT_HELP = (
 )
 
 
-def command_matrix(given: str | None) -> Path:
-    """The matrix a command looks names up in: --matrix, else the project's, else the bundled one."""
-    from pytest_tokcompat.matrix.loader import default_matrix, find_rootdir
+SETTINGS_FLAGS = {"matrix": "matrix", "output": "output", "releases": "releases", "loaders": "loader"}
+"""The settings keys (:mod:`pytest_tokcompat.matrix.settings`) and the ``args`` attribute of each one's flag."""
 
-    return default_matrix(given, None, find_rootdir(Path.cwd()))
+
+def command_settings(args: argparse.Namespace) -> Settings:
+    """The command's settings, built once: its flags, then the environment, [tool.tokcompat], the defaults."""
+    from pytest_tokcompat.matrix.settings import resolve_settings
+
+    flags = {key: getattr(args, attribute, None) for key, attribute in SETTINGS_FLAGS.items()}
+    return resolve_settings(flags=flags)
+
+
+def command_matrix(args: argparse.Namespace) -> Path:
+    """The matrix a command looks names up in: --matrix, $TOKCOMPAT_MATRIX, [tool.tokcompat] matrix, the
+    project's matrix/models.yaml or ci/tokenizers.yaml, else the bundled one."""
+    settings: Settings = args.settings
+    return settings.matrix
 
 
 def _check(args: argparse.Namespace) -> int:
+    from pytest_tokcompat.torch_notice import drop_torch_notice
+
+    drop_torch_notice()
     import transformers
 
     # transformers' warnings are kept with each attempt in the record; keep the terminal for the verdict.
@@ -91,7 +107,7 @@ def _judge_and_print(args: argparse.Namespace) -> int:
 
     evaluation = evaluate(
         args.path,
-        matrix=command_matrix(args.matrix),
+        matrix=command_matrix(args),
         revision=args.revision,
         trust_remote_code=args.trust_remote_code,
         texts=args.text or (),
@@ -210,12 +226,32 @@ def _write_output(target: Path, text: str) -> None:
         raise GridError(f"--output {target}: cannot write it ({error.strerror or error})") from None
 
 
+def report_inputs(args: argparse.Namespace) -> list[str]:
+    """The reports named, else the JSON reports in [tool.tokcompat] report (or $TOKCOMPAT_REPORT)."""
+    from pytest_tokcompat.errors import ReportError
+
+    if args.reports:
+        return list(args.reports)
+    settings: Settings = args.settings
+    folder = settings.report
+    if folder is None:
+        raise ReportError(
+            "no reports given: name the JSON reports (tokcompat report reports/*.json), or set "
+            'report = "reports" in [tool.tokcompat] of pyproject.toml'
+        )
+    found = [folder] if folder.suffix == ".json" and folder.is_file() else sorted(folder.glob("*.json"))
+    if not found:
+        raise ReportError(f"{folder} (report, {settings.origin.get('report')}) holds no JSON report")
+    return [str(path) for path in found]
+
+
 def _report(args: argparse.Namespace) -> int:
     from pytest_tokcompat.ci.grid import load_reports, merge, render
     from pytest_tokcompat.errors import ReportError as GridError
 
     beside: list[str] = []
     try:
+        args.reports = report_inputs(args)
         target = _output_target(args.output, args.reports) if args.output else None
         grid = merge(load_reports([Path(p) for p in args.reports]))
         text = render(grid, args.format)
@@ -240,16 +276,19 @@ def _report(args: argparse.Namespace) -> int:
 def _grid(args: argparse.Namespace) -> int:
     from pytest_tokcompat.ci.gridrun import GridOptions, run_command
 
+    settings: Settings = args.settings
     options = GridOptions(
-        matrix=Path(args.matrix) if args.matrix else None,
-        releases=args.releases,
-        output=Path(args.output),
+        matrix=settings.matrix,
+        releases=settings.releases,
+        output=settings.output,
         jobs=args.jobs,
         shard=args.shard,
         upstream=args.upstream,
         with_requirements=tuple(args.with_requirements or ()),
-        loaders=tuple(args.loader or ()),
+        loaders=settings.loaders,
         loader_kwargs=tuple(args.loader_kwargs or ()),
+        update_expectations=args.update_expectations,
+        allow_weaker=args.allow_weaker,
     )
     return run_command(options, out=lambda line: print(line, flush=True), plan_only=args.plan)
 
@@ -276,9 +315,9 @@ def _bisect(args: argparse.Namespace) -> int:
     from pytest_tokcompat.errors import BisectError
 
     try:
-        result = run(
+        results = run(
             args.target,
-            matrix=command_matrix(args.matrix),
+            matrix=command_matrix(args),
             start=args.start,
             end=args.end,
             pre=args.pre,
@@ -289,7 +328,8 @@ def _bisect(args: argparse.Namespace) -> int:
     except BisectError as error:
         print(f"tokcompat bisect: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(result.line())
+    for result in results:
+        print(result.line())
     return EXIT_OK
 
 
@@ -329,12 +369,12 @@ def _resolve(args: argparse.Namespace) -> int:
     from pytest_tokcompat.sources.resolve import describe, describe_json
 
     if args.json:
-        code, document = describe_json(args.name, command_matrix(args.matrix))
+        code, document = describe_json(args.name, command_matrix(args))
         print(json.dumps(document, indent=2, ensure_ascii=False))
         if code:
             print(f"tokcompat resolve: {document['error']}", file=sys.stderr)
         return code
-    code, text = describe(args.name, command_matrix(args.matrix))
+    code, text = describe(args.name, command_matrix(args))
     print(text, file=sys.stdout if code == 0 else sys.stderr)
     return code
 
@@ -378,7 +418,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--matrix",
         default=None,
         metavar="FILE",
-        help="the matrix to look names up in (default: the project's matrix/models.yaml, else the bundled one)",
+        help="the matrix to look names up in (default: [tool.tokcompat] matrix, else the project's "
+        "matrix/models.yaml or ci/tokenizers.yaml, else the bundled one)",
     )
     check.set_defaults(handler=_check)
     resolve = commands.add_parser(
@@ -398,13 +439,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--matrix",
         default=None,
         metavar="FILE",
-        help="the matrix YAML (default: the project's matrix/models.yaml, else the bundled one)",
+        help="the matrix YAML (default: [tool.tokcompat] matrix, else the project's matrix/models.yaml or "
+        "ci/tokenizers.yaml, else the bundled one)",
     )
     resolve.set_defaults(handler=_resolve)
     report = commands.add_parser(
         "report", help="merge per-release JSON reports into one grid", epilog=GRID_EXIT_HELP
     )
-    report.add_argument("reports", nargs="+", help="JSON reports written by --tokcompat-report")
+    report.add_argument(
+        "reports",
+        nargs="*",
+        help="JSON reports written by --tokcompat-report (default: those in [tool.tokcompat] report)",
+    )
     report.add_argument("--format", choices=("markdown", "json", "html"), default="markdown")
     report.add_argument(
         "--output",
@@ -417,15 +463,24 @@ def build_parser() -> argparse.ArgumentParser:
     grid = commands.add_parser(
         "grid", help="run the matrix under a set of transformers releases (tox-uv) and print the grid"
     )
-    grid.add_argument("--matrix", default=None, metavar="FILE", help="the matrix YAML (default: as pytest)")
+    grid.add_argument(
+        "--matrix",
+        default=None,
+        metavar="FILE",
+        help="the matrix YAML (default: [tool.tokcompat], as pytest)",
+    )
     grid.add_argument(
         "--releases",
         default=None,
         metavar="SPEC",
-        help="versions, ranges (>=5.3,<5.11), minors, latest, pre, main; comma-separated (default: minors,pre)",
+        help="versions, ranges (>=5.3,<5.11), minors, latest, pre, main; comma-separated "
+        "(default: [tool.tokcompat] releases, else minors,pre)",
     )
     grid.add_argument(
-        "--output", default="tokcompat-grid", metavar="DIR", help="reports, grid and work folder"
+        "--output",
+        default=None,
+        metavar="DIR",
+        help="reports, grid and work folder (default: [tool.tokcompat] output, else tokcompat-grid)",
     )
     grid.add_argument(
         "--jobs", type=int, default=None, metavar="N", help="environments at once (default: cores)"
@@ -463,6 +518,17 @@ def build_parser() -> argparse.ArgumentParser:
     grid.add_argument(
         "--plan", action="store_true", help="print the resolved releases and cell count as JSON, run nothing"
     )
+    grid.add_argument(
+        "--update-expectations",
+        action="store_true",
+        help="write the measured outcome ranges into the matrix's expect (comments and order kept; entries "
+        "without expect are judged and get one) and print the diff; exit as the next run will",
+    )
+    grid.add_argument(
+        "--allow-weaker",
+        action="store_true",
+        help="with --update-expectations: also write a clean remedy that became broken (refused otherwise, exit 1)",
+    )
     grid.set_defaults(handler=_grid)
     releases = commands.add_parser("releases", help="list the transformers releases on the package index")
     releases.add_argument("--since", default=None, metavar="VERSION", help="only this release and later ones")
@@ -470,7 +536,12 @@ def build_parser() -> argparse.ArgumentParser:
     releases.set_defaults(handler=_releases)
     bisect = commands.add_parser("bisect", help="find the first transformers release where a verdict changes")
     bisect.add_argument("target", metavar="CASE_OR_PATH", help="a matrix case id or a checkpoint folder")
-    bisect.add_argument("--matrix", default=None, metavar="FILE", help="the matrix YAML that holds CASE")
+    bisect.add_argument(
+        "--matrix",
+        default=None,
+        metavar="FILE",
+        help="the matrix YAML that holds CASE (default: [tool.tokcompat] matrix, as check)",
+    )
     bisect.add_argument("--from", dest="start", default=None, metavar="V", help="the release to compare with")
     bisect.add_argument("--to", dest="end", default=None, metavar="V", help="the last release to search")
     bisect.add_argument("--pre", action="store_true", help="include pre-releases in the range")
@@ -526,6 +597,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0) and EXIT_BAD_INPUT
+    from pytest_tokcompat.errors import ConfigError
+
+    try:
+        args.settings = command_settings(args)
+    except ConfigError as error:
+        print(f"tokcompat {args.command}: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return int(args.handler(args))
 
 

@@ -678,6 +678,20 @@ def write_report(target: Path, document: Mapping[str, Any]) -> Path:
     return destination
 
 
+OUTPUT_GITIGNORE = "# Written by pytest-tokcompat: its output stays out of your repository.\n*\n"
+
+
+def make_output_folder(folder: Path) -> Path:
+    """Create an output folder (the grid's, the reports') with a ``.gitignore`` of ``*`` when this creates
+    it, so the tool's output never lands untracked in the user's repository; a folder that already exists
+    is the user's and is left as it is."""
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)  # a file in its place raises, as before
+    if created:
+        (folder / ".gitignore").write_text(OUTPUT_GITIGNORE, encoding="utf-8")
+    return folder
+
+
 def write_json_atomic(path: Path, document: Mapping[str, Any]) -> Path:
     """Write JSON atomically (never half a file); a report (``schema_version`` and ``cases``) goes
     through ``write_report``'s rule, so no caller can replace a finished run. Returns the path written."""

@@ -61,6 +61,10 @@ class AliasError(TokcompatError, ValueError):
     the message names where it is declared, what is wrong and the fix."""
 
 
+class ConfigError(TokcompatError):
+    """``[tool.tokcompat]`` (or ``TOKCOMPAT_CONFIG``) cannot be used: the message names the file and the fix."""
+
+
 class ReportError(TokcompatError):
     """A report that cannot be read, validated or merged: the message names the file and what is wrong."""
 

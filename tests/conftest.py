@@ -234,6 +234,15 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _no_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's $TOKCOMPAT_MATRIX, ..., $TOKCOMPAT_CONFIG never steer a test (each sets its own)."""
+    from pytest_tokcompat.matrix.settings import CONFIG_VAR, ENV_VARS
+
+    for name in (CONFIG_VAR, *ENV_VARS.values()):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
 def _verdict_cache_of_its_own(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -367,3 +367,34 @@ def test_the_child_check_judges_a_case_with_its_golden_ids(tmp_path: Path, cache
         match=r"could not judge under transformers 5\.0\.0 \(not checked\): .*not in the hub cache",
     ):
         absent(Version("5.0.0"))
+
+
+def test_bare_bisect_of_a_case_searches_where_its_expect_ranges_change(
+    offline: dict[str, object], checkpoint: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    matrix = tmp_path / "models.yaml"
+    matrix.write_text(
+        "version: 1\ncases:\n  - id: my-case\n    snapshot: my-ckpt\n    expect:\n"
+        '      ">=5.11": native\n      "<5.1": native\n      ">=5.1,<5.11": alias\n'
+    )
+    offline["history"] = lambda release: (
+        "alias" if Version("5.0.0") <= release < Version("5.11") else "native"
+    )
+    assert main(["bisect", "my-case", "--matrix", str(matrix)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "my-case: the matrix expects native -> alias from 5.1.0, alias -> native from 5.11.0; "
+        "bisecting around each (--from/--to for another range)"
+    )
+    assert out[-2:] == [
+        "my-case: native -> alias, first in transformers 5.0.0 (the matrix expects it first in 5.1.0: "
+        "correct its expect ranges)",
+        "my-case: alias -> native, first in transformers 5.11.0 (as the matrix expects)",
+    ]
+    builds = offline["builds"]
+    assert isinstance(builds, list) and len(builds) == len(set(builds)), "one judgement per release"
+    # the control: one outcome everywhere names no change, and the whole span has none to find
+    matrix.write_text("version: 1\ncases:\n  - {id: my-case, snapshot: my-ckpt, expect: native}\n")
+    offline["history"] = lambda release: "native"
+    assert main(["bisect", "my-case", "--matrix", str(matrix)]) == 2
+    assert "no change to find" in capsys.readouterr().err

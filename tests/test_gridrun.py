@@ -92,7 +92,15 @@ class FakeTox:
         return self.main_version if label == "main" else label
 
     def __call__(
-        self, work: Path, envs: list[str], *, jobs: int, notest: bool, recreate: bool, log: Path
+        self,
+        work: Path,
+        envs: list[str],
+        *,
+        jobs: int,
+        notest: bool,
+        recreate: bool,
+        log: Path,
+        tick: Callable[[], None] | None = None,
     ) -> ToxRun:
         results: dict[str, int | None] = {}
         for env in envs:
@@ -103,6 +111,8 @@ class FakeTox:
                         stream.write(self.build_output[env])
             else:
                 results[env] = self.judge(work, env)
+            if tick is not None:
+                tick()
         return ToxRun(max(results.values(), default=0) or 0, results)
 
     def build(self, folder: Path, env: str) -> int:
@@ -143,7 +153,10 @@ class FakeTox:
             (site / "zz_hostile.pth").write_text("import os; os.environ['TOKCOMPAT_POISONED'] = '1'\n")
         version = Version(self.version_of(env))
         tox_ini = (work / "tox.ini").read_text()
-        matrix = load_matrix(tox_ini.split('--tokcompat-matrix "', 1)[1].split('"', 1)[0])
+        matrix = load_matrix(
+            tox_ini.split('--tokcompat-matrix "', 1)[1].split('"', 1)[0],
+            missing_expect="--tokcompat-measure" in tox_ini,
+        )
         records = []
         for case in matrix.cases:
             if case.id not in selection["cases"]:
@@ -179,6 +192,11 @@ class FakeTox:
         )
         document = {"schema_version": 1, "transformers_version": str(version), "cases": records, "alarms": []}
         (work / "raw" / f"{env}.json").write_text(json.dumps(document))
+        judged = [r for r in records if r.get("status") != "not-checked"]
+        progress = [json.dumps({"total": len(judged)})] + [
+            json.dumps({"item": r["id"], "outcome": "passed"}) for r in judged
+        ]
+        (work / "progress" / f"{env}.jsonl").write_text("".join(line + "\n" for line in progress))
         return 1 if any(r["status"] == "failed" for r in records) else 0
 
 
@@ -660,13 +678,14 @@ def test_shards_merge_into_the_whole_grid(
         code, out, _ = grid(
             ["--releases", "5.10.4,5.11.0", "--shard", f"{index}/3", "--output", str(out_dir)], capsys
         )
-        assert code == 0, out
+        assert code == 3, "a shard's grid lacks the other shards' cells: incomplete, as printed"
+        assert "**Incomplete grid**" in out and f"shard {index}/3: this grid holds only" in out
         outputs.append(out_dir)
     judged = [(env, cases, extras) for env, cases, extras in tox.judged]
     assert sum(len(cases) + extras for _, cases, extras in judged) == 6, "every cell judged once"
     reports = [p for out_dir in outputs for p in sorted((out_dir / "reports").glob("*.json"))]
     assert all(".shard-" in p.name for p in reports)
-    assert main(["report", *map(str, reports)]) == 0
+    assert main(["report", *map(str, reports)]) == 0, "the merge of every shard is complete"
     merged = capsys.readouterr().out
     assert "| deepseek-v3.2-exp | alias | native Δ |" in merged
     assert "| qwen3-0.6b | native | native |" in merged
@@ -689,10 +708,26 @@ def test_bad_input_exits_2(project: Path, tox: FakeTox, capsys: pytest.CaptureFi
     assert tox.builds == []
 
 
-def test_the_default_matrix_is_the_projects_else_the_bundled_one(tmp_path: Path) -> None:
-    assert gridrun.default_matrix(tmp_path) == BUNDLED / "models.yaml"
-    user_matrix(tmp_path)
-    assert gridrun.default_matrix(tmp_path) == tmp_path / "matrix" / "models.yaml"
+def test_plan_takes_the_matrix_and_releases_of_tool_tokcompat(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = grid(["--plan", "--releases", "5.11.0"], capsys)
+    assert (code, json.loads(out)["cells"]) == (0, 3), "the project's matrix/models.yaml: 2 cases"
+    (project / "ci").mkdir()
+    one = (project / "matrix" / "models.yaml").read_text().split("  - id: qwen3-0.6b")[0]
+    (project / "ci" / "tokenizers.yaml").write_text(one.replace("snapshots/", "../matrix/snapshots/"))
+    (project / "pyproject.toml").write_text(
+        '[tool.tokcompat]\nmatrix = "ci/tokenizers.yaml"\nreleases = "5.10.4,5.11.0"\n'
+    )
+    (project / "sub").mkdir()
+    os.chdir(project / "sub")
+    code, out, _ = grid(["--plan"], capsys)
+    assert (code, json.loads(out)) == (
+        0,
+        {"releases": "5.10.4,5.11.0", "labels": ["5.10.4", "5.11.0"], "cells": 4},
+    )
+    code, out, _ = grid(["--plan", "--releases", "5.11.0"], capsys)  # the flag before the table
+    assert (code, json.loads(out)["cells"]) == (0, 2)
 
 
 # The child side: the selection plugin inside a real pytest --tokcompat run.
@@ -790,15 +825,20 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
     class Done:
         returncode = 1
 
-    def fake_run(command: list[str], **kwargs: Any) -> Done:
-        seen["command"], seen["env"] = command, kwargs["env"]
-        result = {
-            "testenvs": {"tf-5.11.0": {"result": {"exit_code": 0}}, "tf-5.10.4": {"result": {"exit_code": 1}}}
-        }
-        (tmp_path / "tox-result.json").write_text(json.dumps(result))
-        return Done()
+        def __init__(self, command: list[str], **kwargs: Any) -> None:
+            seen["command"], seen["env"] = command, kwargs["env"]
+            result = {
+                "testenvs": {
+                    "tf-5.11.0": {"result": {"exit_code": 0}},
+                    "tf-5.10.4": {"result": {"exit_code": 1}},
+                }
+            }
+            (tmp_path / "tox-result.json").write_text(json.dumps(result))
 
-    monkeypatch.setattr(gridrun.subprocess, "run", fake_run)
+        def wait(self, timeout: float | None = None) -> int:
+            return self.returncode
+
+    monkeypatch.setattr(gridrun.subprocess, "Popen", Done)
     monkeypatch.setenv("TOX_WORK_DIR", "/elsewhere")
     monkeypatch.setenv("PYTHONPATH", "/a/checkout")
     monkeypatch.setenv("UV_INDEX_URL", "https://index.invalid/simple")
@@ -815,3 +855,133 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
     assert seen["env"]["UV_INDEX_URL"] == "https://index.invalid/simple", "the index configuration passes"
     assert seen["env"]["UV_LINK_MODE"] == "copy", "a user's link mode does not reach the grid's envs"
     assert "$ " in (tmp_path / "log").read_text()
+
+
+def test_the_output_folder_never_lands_untracked_in_the_repository(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def untracked() -> list[str]:
+        listed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return [line[3:] for line in listed.stdout.splitlines()]
+
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    assert "matrix/models.yaml" in untracked(), "the control: git sees the project's untracked files"
+    assert grid(["--releases", "5.11.0"], capsys)[0] == 0
+    assert (project / "tokcompat-grid" / "grid.md").is_file()
+    assert not [path for path in untracked() if path.startswith("tokcompat-grid")]
+    mine = project / "kept"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("the user's")
+    assert grid(["--releases", "5.11.0", "--output", "kept"], capsys)[0] == 0
+    assert not (mine / ".gitignore").exists(), "a folder that existed is the user's: left as it is"
+
+
+def test_update_expectations_writes_measured_ranges_the_next_grid_exits_0(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    matrix = project / "matrix" / "models.yaml"
+    matrix.write_text(
+        "version: 1\n# our checkpoints\ncases:\n"
+        "  - id: deepseek-v3.2-exp\n    snapshot: snapshots/deepseek-v3.2-exp  # new: no expect yet\n"
+        "  - id: qwen3-0.6b\n    snapshot: snapshots/qwen3-0.6b\n    expect: alias  # a wrong guess\n",
+        encoding="utf-8",
+    )
+    code, _, err = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 2 and "no 'expect'" in err, "the control: without the flag the new entry is refused"
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0", "--update-expectations"], capsys)
+    assert code == 0, out
+    assert '+    expect:\n+      "<5.11": alias\n+      ">=5.11": native\n' in out
+    assert "wrote the measured expectations of deepseek-v3.2-exp, qwen3-0.6b" in out
+    text = matrix.read_text()
+    assert "# our checkpoints" in text and "# new: no expect yet" in text
+    written = load_matrix(matrix)
+    assert {e.range.text: e.outcome for e in written.by_id("deepseek-v3.2-exp").expectations} == {
+        "<5.11": "alias",
+        ">=5.11": "native",
+    }
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 0, out
+
+
+def test_update_expectations_refuses_a_clean_remedy_turning_broken(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(VERDICTS, "qwen3-0.6b", lambda v: "broken" if v >= Version("5.11") else "native")
+    matrix = project / "matrix" / "models.yaml"
+    before = matrix.read_text()
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0", "--update-expectations"], capsys)
+    assert code == 1 and matrix.read_text() == before
+    assert (
+        "refused a weaker expectation: " in out
+        and "qwen3-0.6b' under transformers 5.11.0: native -> broken" in out
+    )
+    code, out, _ = grid(["--releases", "5.10.4,5.11.0", "--update-expectations", "--allow-weaker"], capsys)
+    assert code == 0 and matrix.read_text() != before
+
+
+def test_the_grid_says_per_environment_what_it_built_and_judged(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 0
+    lines = err.splitlines()
+    for env in ("tf-5.10.4", "tf-5.11.0"):
+        assert f"tokcompat grid: {env}: building" in lines
+        assert f"tokcompat grid: {env}: built" in lines
+        assert f"tokcompat grid: {env}: built, judged 3/3" in lines, err
+    tox_ini = (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()
+    assert "-p pytest_tokcompat.ci.gridprogress" in tox_ini and "TOKCOMPAT_GRID_PROGRESS = " in tox_ini
+    code, _, err = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 0 and "judged" not in err.replace("judged 0", ""), "all reused: nothing to show"
+
+
+def _hub_project(project: Path) -> None:
+    matrix = project / "matrix" / "models.yaml"
+    matrix.write_text(
+        matrix.read_text().replace("    snapshot: snapshots/qwen3-0.6b\n", "    repo: Qwen/Qwen3-0.6B\n"),
+        encoding="utf-8",
+    )
+
+
+def test_a_hub_that_takes_no_connection_makes_the_runs_offline(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    _hub_project(project)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    with socket.socket() as server:  # a port that takes connections: the control
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+        code, _, err = grid(["--releases", "5.11.0"], capsys)
+        assert code == 0 and "cannot be reached" not in err
+        assert gridrun.OFFLINE_LINE not in (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: refused
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed.getsockname()[1]}")
+        code, _, err = grid(["--releases", "5.11.0"], capsys)
+    assert code == 0
+    assert "tokcompat grid: the hub cannot be reached (http://127.0.0.1:" in err
+    assert "the runs are offline (HF_HUB_OFFLINE=1)" in err
+    assert gridrun.OFFLINE_LINE in (project / "tokcompat-grid" / ".work" / "tox.ini").read_text()
+
+
+def test_the_grid_takes_the_table_s_loaders_and_its_runs_read_no_project_configuration(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "pyproject.toml").write_text('[tool.tokcompat]\nloaders = ["mine=pkg.tok:load"]\n')
+    assert grid(["--releases", "5.11.0"], capsys)[0] == 0
+    work = project / "tokcompat-grid" / ".work"
+    tox_ini, pytest_ini = (work / "tox.ini").read_text(), (work / "pytest.ini").read_text()
+    assert "tokcompat_loaders =\n    mine=pkg.tok:load" in pytest_ini  # the runs' own configuration
+    assert "TOKCOMPAT_CONFIG = none" in tox_ini, "the runs read no project configuration"
+    assert grid(["--releases", "5.11.0", "--loader", "other=pkg.tok:load"], capsys)[0] == 0
+    pytest_ini = (work / "pytest.ini").read_text()
+    assert "other=pkg.tok:load" in pytest_ini and "mine=" not in pytest_ini, "the flag wins"

@@ -265,3 +265,22 @@ def test_an_open_cell_shows_its_details_in_the_browser(grid: Grid, tmp_path: Pat
     assert shots[0] != shots[1]
     dom = Page(_chromium(tmp_path, "--dump-dom", (tmp_path / "open.html").as_uri()).stdout)
     assert [tag for tag, attrs in dom.tags if "open" in attrs] == ["details"]
+
+
+def test_every_release_column_scrolls_into_view_beside_a_sticky_case_column(grid: Grid) -> None:
+    text = render_html(grid)
+    page = Page(text)
+    order = [tag for tag, attrs in page.tags if attrs.get("id") in ("grid-scroll", "grid")]
+    assert order == ["div", "table"], "the grid sits in its own scroll box, so no release column is cut off"
+    style = text.split("<style>", 1)[1].split("</style>", 1)[0]
+    assert ".scroll{overflow:auto;" in style
+    assert "#grid tr>th:first-child{position:sticky;left:0;" in style
+
+
+def test_alias_obsolete_is_coloured_apart_from_native(grid: Grid) -> None:
+    cells = _cells(Page(render_html(grid)))
+    obsolete = cells[("alias:deepseek_v32", "5.11.0")]
+    native = cells[("qwen3-0.6b", "5.10.4")]
+    assert (obsolete["data-verdict"], native["data-verdict"]) == ("obsolete", "native")
+    assert obsolete["style"] != native["style"]
+    assert COLOURS["obsolete"][0] != COLOURS["native"][0]

@@ -729,3 +729,12 @@ def test_time_limit_without_an_outer_timer_leaves_none() -> None:
         signal.pause()
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     assert signal.getsignal(signal.SIGALRM) is before
+
+
+def test_a_report_folder_the_run_creates_is_ignored_by_git(pytester: pytest.Pytester) -> None:
+    matrix = two_native_cases(pytester)
+    run(pytester, matrix, "--tokcompat-report=reports").assert_outcomes(passed=2, skipped=1)
+    assert (pytester.path / "reports" / ".gitignore").read_text().splitlines()[-1] == "*"
+    (pytester.path / "mine").mkdir()
+    run(pytester, matrix, "--tokcompat-report=mine").assert_outcomes(passed=2, skipped=1)
+    assert not (pytester.path / "mine" / ".gitignore").exists(), "an existing folder is the user's: untouched"

@@ -16,6 +16,7 @@ module reads the matrix and never imports the engine: the child judges.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.errors import BisectError, BuildError, ReleaseError
+from pytest_tokcompat.matrix.loader import Expectation
 
 VerdictAt = Callable[[Version], str]
 BUILD_TIMEOUT = 1800
@@ -47,16 +49,23 @@ class BisectResult:
     reference: Probe
     first: Probe
     probes: list[Probe] = field(default_factory=list)
+    expected: Version | None = None
+    """Where the matrix's own ``expect`` ranges put this change (bare ``bisect CASE``), to compare with."""
 
     @property
     def builds(self) -> int:
         return len(self.probes)
 
     def line(self) -> str:
-        return (
+        found = (
             f"{self.subject}: {self.reference.verdict} -> {self.first.verdict}, "
             f"first in transformers {self.first.release}"
         )
+        if self.expected is None:
+            return found
+        if self.expected == self.first.release:
+            return f"{found} (as the matrix expects)"
+        return f"{found} (the matrix expects it first in {self.expected}: correct its expect ranges)"
 
 
 def max_builds(count: int) -> int:
@@ -138,6 +147,8 @@ class Target:
     revision: str | None = None
     trust_remote_code: bool = False
     """The caller's opt-in (``tokcompat bisect --trust-remote-code``), never the matrix entry's."""
+    expectations: tuple[Expectation, ...] = ()
+    """A case's ``expect`` ranges: where bare ``bisect CASE`` looks for the changes."""
 
 
 def resolve_target(case_or_path: str, matrix: Path, *, trust_remote_code: bool = False) -> Target:
@@ -160,7 +171,40 @@ def resolve_target(case_or_path: str, matrix: Path, *, trust_remote_code: bool =
         raise BisectError(f"{matrix_file}: the matrix has problems:\n{error}") from None
     except KeyError:
         raise BisectError(f"{case_or_path!r} is neither a folder nor a case id in {matrix_file}") from None
-    return Target(case.id, f"{matrix_file}::{case.id}", None, trust_remote_code)
+    return Target(case.id, f"{matrix_file}::{case.id}", None, trust_remote_code, case.expectations)
+
+
+@dataclass(frozen=True)
+class ExpectedChange:
+    """Two adjacent spans of releases the matrix expects different outcomes under."""
+
+    before: str
+    after: str
+    first: Version
+    releases: list[Version]
+    """Both spans' releases, oldest first: the window in which to find the change."""
+
+
+def expected_changes(
+    releases: Sequence[Version], expectations: Sequence[Expectation]
+) -> list[ExpectedChange]:
+    """Where an entry's ``expect`` ranges change outcome over ``releases`` (whatever order the ranges are
+    written in); releases no range admits are left out."""
+    from pytest_tokcompat.matrix.versions import matching_ranges
+
+    spans: list[tuple[str, list[Version]]] = []
+    for release in sorted(set(releases)):
+        outcome = next((e.outcome for e in expectations if matching_ranges([e.range], release)), None)
+        if outcome is None:
+            continue
+        if spans and spans[-1][0] == outcome:
+            spans[-1][1].append(release)
+        else:
+            spans.append((outcome, [release]))
+    return [
+        ExpectedChange(before[0], after[0], after[1][0], before[1] + after[1])
+        for before, after in itertools.pairwise(spans)
+    ]
 
 
 class UvVerdict:
@@ -273,8 +317,9 @@ def run(
     pre: bool = False,
     trust_remote_code: bool = False,
     out: Callable[[str], None] = print,
-) -> BisectResult:
-    """The ``tokcompat bisect`` command, less its exit status; ``matrix`` is where case ids are looked up."""
+) -> list[BisectResult]:
+    """The ``tokcompat bisect`` command, less its exit status; ``matrix`` is where case ids are looked up.
+    A case with neither --from nor --to is bisected around each change its ``expect`` ranges name."""
     from pytest_tokcompat.ci import releases as releases_module
 
     low, high = _version(start, "--from"), _version(end, "--to")
@@ -283,6 +328,23 @@ def run(
         found = releases_module.discover_releases(pre=pre or bool(low and low.is_prerelease))
     except ReleaseError as error:
         raise BisectError(f"cannot list the transformers releases: {error}") from None
+    changes = expected_changes(select_range(found, MIN_SUPPORTED, None), target.expectations)
+    if low is None and high is None and changes:
+        named = ", ".join(f"{c.before} -> {c.after} from {c.first}" for c in changes)
+        out(
+            f"{target.subject}: the matrix expects {named}; bisecting around each (--from/--to for another range)"
+        )
+        verdict_at = _memoized(make_verdict_function(target, cache or default_cache()))
+        results = []
+        for change in changes:
+            out(
+                f"bisecting {target.subject} over {len(change.releases)} transformers releases, "
+                f"{change.releases[0]} .. {change.releases[-1]} (at most {max_builds(len(change.releases))} builds)"
+            )
+            result = bisect_releases(change.releases, verdict_at, subject=target.subject, report=out)
+            result.expected = change.first
+            results.append(result)
+        return results
     chosen = select_range(found, low or MIN_SUPPORTED, high)
     if low is not None and (not chosen or chosen[0] != low):
         raise BisectError(f"--from {low} is not a published release of transformers")
@@ -295,4 +357,16 @@ def run(
         f"(at most {max_builds(len(chosen))} builds)"
     )
     verdict_at = make_verdict_function(target, cache or default_cache())
-    return bisect_releases(chosen, verdict_at, subject=target.subject, report=out)
+    return [bisect_releases(chosen, verdict_at, subject=target.subject, report=out)]
+
+
+def _memoized(verdict_at: VerdictAt) -> VerdictAt:
+    """One judgement per release across the windows (adjacent windows share a span of releases)."""
+    known: dict[Version, str] = {}
+
+    def cached(release: Version) -> str:
+        if release not in known:
+            known[release] = verdict_at(release)
+        return known[release]
+
+    return cached

@@ -61,6 +61,8 @@ class Cell:
     """Where the client's repo id is name-keyed in transformers: the verdict for a local copy by its path."""
     details: dict[str, Any] = field(default_factory=dict)
     """What a reader wants on hover: the remedy, each attempt, the drifting dimension and probe, the error."""
+    location: str = ""
+    """The matrix entry's FILE:LINE, where the record names it."""
 
     @property
     def unexpected(self) -> bool:
@@ -272,19 +274,24 @@ def _cell(record: Mapping[str, Any], source: Path) -> Cell:
         # the verdict is as expected: the loader's row and its alarm say what failed, not a ✗ on the case
         status=CaseStatus.PASSED if _loaders_only(record) else str(record["status"]),
         drift=_drifted(record),
-        message=str(record.get("message", ""))[:300],
+        message=str(record.get("message", ""))[:WHY_NOT_CHECKED],
         source=str(source),
         dimensions=_dimension_note(record),
         details=_details(record),
         findings=_strings(record.get("findings")),
         repairs=_strings(record.get("repairs")),
         local=str(local["verdict"]) if isinstance(local, Mapping) and local.get("verdict") else None,
+        location=str(record.get("location") or ""),
     )
 
 
-def _first_line(text: str) -> str:
+def _first_line(text: str, limit: int = 200) -> str:
     lines = text.strip().splitlines()
-    return lines[0][:200] if lines else ""
+    return lines[0][:limit] if lines else ""
+
+
+WHY_NOT_CHECKED = 600
+"""A not-checked cell's reason in the grid's incompleteness, long enough to hold its fix."""
 
 
 def _named(items: list[str]) -> str:
@@ -433,7 +440,8 @@ def _cell_problems(releases: list[str], rows: dict[str, dict[str, Cell]]) -> lis
                 "run the same matrix under every release"
             )
         unchecked = [
-            f"{case} ({_first_line(cells[release].message) or 'not checked'})"
+            f"{case}{f' at {cells[release].location}' if cells[release].location else ''} "
+            f"({_first_line(cells[release].message, WHY_NOT_CHECKED) or 'not checked'})"
             for case, cells in rows.items()
             if release in cells and not cells[release].checked and not case.startswith(f"{ALIAS}:")
         ]

@@ -42,7 +42,7 @@ COLOURS = {
     ),
     "unused": ("#eef3ee", "alias unused: plain loading keeps parity without it"),
     "needed": ("#fff2c2", "alias needed: it is the remedy"),
-    "obsolete": ("#d8f5d0", "alias obsolete: transformers registers the model_type natively, with right ids"),
+    "obsolete": ("#ddd2f7", "alias obsolete: transformers registers the model_type natively, with right ids"),
     "drift": ("#ffd9b3", "alias must stay: the native registration gives wrong ids"),
     "not-checked": ("#e4e4e4", "not checked: it could not be judged here (never a pass)"),
 }
@@ -76,7 +76,10 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:22px 0 8px}
 .incomplete{background:#fff6d6;border:1px solid #e0c35c;padding:8px 14px;border-radius:4px}
 table{border-collapse:collapse;margin:8px 0}
 th,td{border:1px solid #9a9a9a;padding:3px 7px;text-align:left;vertical-align:top;white-space:nowrap}
-thead th{background:#f2f2f2;position:sticky;top:0}
+thead th{background:#f2f2f2;position:sticky;top:0;z-index:2}
+.scroll{overflow:auto;max-width:100%;max-height:85vh;margin:8px 0}.scroll table{margin:0}
+#grid tr>th:first-child{position:sticky;left:0;z-index:3;background:#f7f7f7}
+#grid thead tr>th:first-child{z-index:4;background:#f2f2f2}
 td.cell{position:relative;cursor:pointer}
 td.cell.unexpected{outline:3px solid #c00;outline-offset:-3px}
 td.cell.missing{background:#fafafa;color:#777;cursor:default}
@@ -314,7 +317,8 @@ def render_page(grid: Grid) -> str:
         f"<title>{_e(TITLE)}</title><style>{STYLE}</style></head><body>"
         f"<header><h1>{_e(TITLE)}</h1>{_versions(grid)}<p>{badge} "
         f'<span class="meta">exit status {status}</span></p></header>{warning}'
-        f'<table id="grid"><thead><tr><th>case</th>{head}</tr></thead><tbody>{rows}</tbody></table>'
+        f'<div class="scroll" id="grid-scroll"><table id="grid"><thead><tr><th>case</th>{head}</tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
         f"{_legend(grid)}{_alarms(grid)}{_events(grid)}"
         + (f'<section id="notes"><h2>Notes</h2><ul>{notes}</ul></section>' if notes else "")
         + "</body></html>\n"

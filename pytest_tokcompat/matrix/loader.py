@@ -91,6 +91,10 @@ class Expectation:
     outcome: str
 
 
+MEASURED_ONLY = "native"
+"""What an entry without ``expect`` is run as while its outcomes are measured (``missing_expect``)."""
+
+
 @dataclass(frozen=True)
 class Acknowledgement:
     """A contract dimension whose drift the entry accepts under a version range, and why."""
@@ -117,6 +121,8 @@ class Case:
     note: str | None = None
     golden_path: Path | None = None
     acknowledge: tuple[Acknowledgement, ...] = ()
+    expect_written: bool = True
+    """False for an entry read without ``expect`` (``missing_expect``): its expectation is a stand-in."""
 
     def acknowledged_for(self, transformers_version: str) -> dict[str, str]:
         """The dimensions acknowledged under ``transformers_version``, with their reasons."""
@@ -184,8 +190,10 @@ class Matrix:
 class _Reader:
     """Turns YAML nodes into plain values while collecting located problems."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, missing_expect: bool = False) -> None:
         self.path = path
+        self.missing_expect = missing_expect
+        """An entry without ``expect`` is read as measured-only (see :attr:`Case.expect_written`)."""
         self.problems: list[Problem] = []
         self.visited = 0
         self.constructor = yaml.SafeLoader("")
@@ -269,6 +277,8 @@ def bundled_matrix() -> Path:
 
 
 PROJECT_MATRIX = Path("matrix") / "models.yaml"
+PROJECT_MATRICES = (PROJECT_MATRIX, Path("ci") / "tokenizers.yaml")
+"""A project's own matrix where nothing names one: the first of these under its folder that exists."""
 _PROJECT_MARKERS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", ".git")
 
 
@@ -291,8 +301,9 @@ def default_matrix(
     """The one rule for which matrix a run uses; an absolute path.
 
     The option (relative to ``cwd``, the invocation folder), then the ini value
-    (relative to ``rootdir``), then the project's ``matrix/models.yaml`` under
-    ``rootdir``, then the bundled matrix. pytest, the CLI and bisect all call this.
+    (relative to ``rootdir``), then the project's ``matrix/models.yaml`` (else its
+    ``ci/tokenizers.yaml``) under ``rootdir``, then the bundled matrix. Every front-end
+    reaches it through :func:`pytest_tokcompat.matrix.settings.resolve_settings`.
     """
     here = Path.cwd() if cwd is None else Path(cwd)
     if given:
@@ -300,9 +311,10 @@ def default_matrix(
     if ini:
         return Path(os.path.abspath((rootdir if rootdir is not None else here) / Path(ini)))
     if rootdir is not None:
-        own = Path(os.path.abspath(Path(rootdir) / PROJECT_MATRIX))
-        if own.is_file():
-            return own
+        for candidate in PROJECT_MATRICES:
+            own = Path(os.path.abspath(Path(rootdir) / candidate))
+            if own.is_file():
+                return own
     return Path(os.path.abspath(bundled_matrix()))
 
 
@@ -321,8 +333,9 @@ def _too_large(path: Path, size: int | None) -> MatrixError:
     )
 
 
-def load_matrix(path: str | Path) -> Matrix:
-    """Read and validate a matrix file; raises MatrixError listing every problem."""
+def load_matrix(path: str | Path, *, missing_expect: bool = False) -> Matrix:
+    """Read and validate a matrix file; raises MatrixError listing every problem. ``missing_expect``:
+    an entry without ``expect`` is no problem, to be measured (``--update-expectations``)."""
     path = Path(path)
     try:
         with path.open("rb") as stream:
@@ -342,7 +355,7 @@ def load_matrix(path: str | Path) -> Matrix:
         raise MatrixError(
             [Problem(path, line, None, "the file is not UTF-8", "save the matrix as UTF-8")]
         ) from None
-    return parse_matrix(text, path)
+    return parse_matrix(text, path, missing_expect=missing_expect)
 
 
 class _NodeLimit(Exception):
@@ -420,11 +433,11 @@ def _composed(text: str) -> list[yaml.Node]:
     return list(_composed_cached(text))
 
 
-def parse_matrix(text: str, path: Path) -> Matrix:
+def parse_matrix(text: str, path: Path, *, missing_expect: bool = False) -> Matrix:
     """Validate matrix text that came from ``path`` (used for locations and relative folders)."""
     if len(text) > MAX_MATRIX_BYTES:
         raise _too_large(path, len(text.encode("utf-8", "surrogatepass")))
-    reader = _Reader(path)
+    reader = _Reader(path, missing_expect)
     too_many = (
         f"more than {MAX_NODES} YAML nodes",
         "split the matrix into several files and run each with --tokcompat-matrix",
@@ -811,6 +824,7 @@ def _read_case(reader: _Reader, node: yaml.Node, base: Path, golden_dir: Path) -
         note=note,
         golden_path=golden_dir / f"{case_id}.json",
         acknowledge=tuple(acknowledge or ()),
+        expect_written="expect" in data,
     )
 
 
@@ -831,7 +845,14 @@ def _read_expect(
     trust: bool,
 ) -> list[Expectation] | None:
     if "expect" not in data:
-        reader.problem(node, name, "no 'expect'", f"add 'expect: <one of {', '.join(OUTCOMES)}>'")
+        if reader.missing_expect:
+            return [Expectation(parse_range(""), MEASURED_ONLY)]
+        reader.problem(
+            node,
+            name,
+            "no 'expect'",
+            f"add 'expect: <one of {', '.join(OUTCOMES)}>', or let --update-expectations write it",
+        )
         return None
     value, value_node = data["expect"], keys["expect"][1]
     pairs: list[tuple[str, Any, yaml.Node]]

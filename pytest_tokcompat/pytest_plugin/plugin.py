@@ -128,6 +128,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help='keyword arguments for a loader, as a JSON object, e.g. \'{"tokenizer_mode": "slow"}\' '
         "(repeatable; NAME= picks the loader where several are declared)",
     )
+    group.addoption(
+        "--tokcompat-update-expectations",
+        action="store_true",
+        default=False,
+        help="write the outcomes measured under the installed transformers into the matrix's expect "
+        "(comments kept; entries without expect are run and get one) and show the diff",
+    )
+    group.addoption(
+        "--tokcompat-measure",
+        action="store_true",
+        default=False,
+        help="run entries without expect too (as if native) and write nothing into the matrix: what "
+        "tokcompat grid --update-expectations runs in each environment",
+    )
+    group.addoption(
+        "--tokcompat-allow-weaker",
+        action="store_true",
+        default=False,
+        help="with --tokcompat-update-expectations: also write a clean remedy that became broken "
+        "(refused otherwise, exit 1)",
+    )
     parser.addini("tokcompat_matrix", "the matrix YAML used by --tokcompat", default="")
     parser.addini(
         "tokcompat_loaders",

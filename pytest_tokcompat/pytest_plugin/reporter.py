@@ -21,13 +21,14 @@ import pytest
 
 from pytest_tokcompat.contract import (
     library_versions,
+    make_output_folder,
     not_checked_record,
     report_document,
     utc_timestamp,
     write_report,
 )
 from pytest_tokcompat.pytest_plugin.plugin import REPORT_ATTRIBUTE
-from pytest_tokcompat.pytest_plugin.session import TokcompatRun
+from pytest_tokcompat.pytest_plugin.session import TokcompatRun, run_settings
 
 PATH_RULE = (
     "a path ending in .json is that file, any other path a folder that gets transformers-<version>.json"
@@ -35,12 +36,11 @@ PATH_RULE = (
 
 
 def report_target(config: pytest.Config) -> Path | None:
-    """--tokcompat-report, checked now: an unwritable path is a usage error before any test runs."""
-    given = config.getoption("tokcompat_report")
-    if not given:
+    """--tokcompat-report (else $TOKCOMPAT_REPORT, [tool.tokcompat] report), checked now: an unwritable
+    path is a usage error before any test runs."""
+    path = run_settings(config).report
+    if path is None:
         return None
-    path = Path(given).expanduser()
-    path = path if path.is_absolute() else Path(config.invocation_params.dir) / path
     if path.suffix.lower() == ".json":
         folder, file = path.parent, path
     else:
@@ -53,7 +53,7 @@ def report_target(config: pytest.Config) -> Path | None:
         )
 
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_output_folder(folder)
     except OSError as error:
         raise refuse(f"cannot create the folder {folder} ({error.strerror or error})") from None
     if file.is_dir():
@@ -112,6 +112,8 @@ class TokcompatReporter:
         self.selection: dict[str, Any] = {"partial": False}
         self.watch_problem: str | None = None
         """Why the upstream watch is not in the report, where its registries could not be read."""
+        self.update_lines: list[str] = []
+        """What --tokcompat-update-expectations wrote (the diff) or refused, for the terminal summary."""
 
     # --- what was selected -------------------------------------------------------------------------
 
@@ -191,7 +193,40 @@ class TokcompatReporter:
             self.watch_problem = str(error)
             return None
 
+    def update_expectations(self, session: pytest.Session) -> None:
+        """--tokcompat-update-expectations: the measured outcomes into the matrix; the run then exits as the
+        next one will (its failures that the update answers do not count), or 1 for a refused weakening."""
+        from pytest_tokcompat.matrix.expectations import (
+            ExpectationsError,
+            describe,
+            measured_outcomes,
+            update_matrix,
+        )
+
+        version = str(library_versions()["transformers"])
+        measured = measured_outcomes([(version, record) for record in self.records.values()])
+        try:
+            update = update_matrix(
+                self.run.path,
+                measured,
+                allow_weaker=bool(self.run.config.getoption("tokcompat_allow_weaker")),
+            )
+        except ExpectationsError as error:
+            self.update_lines = [f"tokcompat: {error}"]
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
+        self.update_lines = describe(update, "--tokcompat-allow-weaker")
+        answered = [
+            r for r in self.records.values() if r.get("status") == "failed" and r.get("id") in update.changed
+        ]
+        if update.refused:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif session.exitstatus == pytest.ExitCode.TESTS_FAILED and session.testsfailed == len(answered):
+            session.exitstatus = pytest.ExitCode.OK
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.run.update_expectations:
+            self.update_expectations(session)
         if self.target is None:
             return
         exit_status = int(session.exitstatus)
@@ -221,6 +256,8 @@ class TokcompatReporter:
         if self.watch_problem is not None:
             problem = terminal(scrub(self.watch_problem))
             terminalreporter.write_line(f"upstream watch not recorded in the report: {problem}")
+        for line in self.update_lines:
+            terminalreporter.write_line(line)
         if self.written is None or self.target is None:
             return
         terminalreporter.write_line(f"report written to {self.written}")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_tokcompat.errors import MatrixError
+from pytest_tokcompat.errors import ConfigError, MatrixError
 from pytest_tokcompat.judge.cache import JudgeCache
 from pytest_tokcompat.matrix.clients import (
     SPEC_FORM,
@@ -26,7 +26,8 @@ from pytest_tokcompat.matrix.clients import (
     parse_loader_option,
     with_kwargs,
 )
-from pytest_tokcompat.matrix.loader import Case, Matrix, default_matrix, load_matrix
+from pytest_tokcompat.matrix.loader import Case, Matrix, load_matrix
+from pytest_tokcompat.matrix.settings import Settings, resolve_settings
 from pytest_tokcompat.pytest_plugin.plugin import RUN_KEY
 
 if TYPE_CHECKING:
@@ -38,19 +39,41 @@ TOKENIZERS_KEPT = 4
 """Loaded tokenizers the fixture keeps, most recently used first (a DeepSeek tokenizer holds ~100 MB)."""
 
 
+SETTINGS_KEY: pytest.StashKey[Settings] = pytest.StashKey()
+
+
+def run_settings(config: pytest.Config) -> Settings:
+    """The run's settings, built once: the options, $TOKCOMPAT_*, [tool.tokcompat], the ini, the defaults."""
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None:
+        try:
+            settings = resolve_settings(
+                cwd=Path(config.invocation_params.dir),
+                flags={
+                    "matrix": config.getoption("tokcompat_matrix"),
+                    "report": config.getoption("tokcompat_report"),
+                },
+                ini={
+                    "matrix": config.getini("tokcompat_matrix"),
+                    "loaders": config.getini("tokcompat_loaders"),
+                },
+                ini_root=Path(config.rootpath),
+            )
+        except ConfigError as error:
+            raise pytest.UsageError(f"tokcompat: {error}") from None
+        config.stash[SETTINGS_KEY] = settings
+    return settings
+
+
 def matrix_path(config: pytest.Config) -> Path:
-    """--tokcompat-matrix, else the ini option, else the project's matrix/models.yaml, else the bundled one."""
-    return default_matrix(
-        config.getoption("tokcompat_matrix"),
-        config.getini("tokcompat_matrix"),
-        Path(config.rootpath),
-        cwd=Path(config.invocation_params.dir),
-    )
+    """--tokcompat-matrix, $TOKCOMPAT_MATRIX, [tool.tokcompat] matrix, the ini option, else the project's
+    matrix/models.yaml or ci/tokenizers.yaml, else the bundled one."""
+    return run_settings(config).matrix
 
 
-def load_or_usage_error(path: Path) -> Matrix:
+def load_or_usage_error(path: Path, *, missing_expect: bool = False) -> Matrix:
     try:
-        return load_matrix(path)
+        return load_matrix(path, missing_expect=missing_expect)
     except MatrixError as error:
         lines = "\n".join(f"  {problem}" for problem in error.problems)
         raise pytest.UsageError(
@@ -89,10 +112,10 @@ def hook_loaders(config: pytest.Config) -> list[ClientLoader]:
 
 
 def loaders_from(config: pytest.Config, matrix: Matrix) -> list[ClientLoader]:
-    """The matrix's ``loaders:``, the ``pytest_tokcompat_loaders`` hook's, the ini option's, then
-    --tokcompat-loader's, each with the keyword arguments of ``tokcompat_loader_kwargs`` and then
-    --tokcompat-loader-kwargs merged over its own; bad input is a usage error."""
-    given = [*config.getini("tokcompat_loaders"), *config.getoption("tokcompat_loader")]
+    """The matrix's ``loaders:``, the ``pytest_tokcompat_loaders`` hook's, [tool.tokcompat] loaders (else the
+    ini option's), then --tokcompat-loader's, each with the keyword arguments of ``tokcompat_loader_kwargs``
+    and then --tokcompat-loader-kwargs merged over its own; bad input is a usage error."""
+    given = [*run_settings(config).loaders, *config.getoption("tokcompat_loader")]
     try:
         loaders = [
             *matrix.loaders,
@@ -124,6 +147,8 @@ class TokcompatRun:
         self.enabled = enabled
         """--tokcompat was given: the matrix is collected. Without it only the fixtures use the run."""
         self.path = matrix_path(config)
+        self.update_expectations = bool(config.getoption("tokcompat_update_expectations"))
+        """--tokcompat-update-expectations: entries without expect run too, and the end writes them."""
         self.record = bool(config.getoption("tokcompat_record"))
         self.require_hub = bool(config.getoption("tokcompat_require_hub"))
         self.judges = JudgeCache()
@@ -138,7 +163,8 @@ class TokcompatRun:
     @property
     def matrix(self) -> Matrix:
         if self._matrix is None:
-            self._matrix = load_or_usage_error(self.path)
+            measuring = self.update_expectations or bool(self.config.getoption("tokcompat_measure"))
+            self._matrix = load_or_usage_error(self.path, missing_expect=measuring)
         return self._matrix
 
     @property
