@@ -103,6 +103,48 @@ def test_a_setsid_grandchild_after_a_double_fork_dies_with_its_attempt(
     assert not alive(grandchild), f"the grandchild {grandchild} outlived its attempt ({containment})"
 
 
+KILL_SERVER = """
+import signal
+try:
+    os.kill(int(os.environ["TOKCOMPAT_TEST_SERVER_PID"]), signal.SIGKILL)
+    _outcome = "killed"
+except OSError as error:
+    _outcome = type(error).__name__
+with open({outcome!r}, "w") as stream:
+    stream.write(_outcome)
+"""
+
+
+@linux_only
+def test_a_grandchild_dies_with_its_attempt_even_when_the_attempt_kills_its_fork_server(
+    containment: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert child._SERVER is not None
+    monkeypatch.setenv("TOKCOMPAT_TEST_SERVER_PID", str(child._SERVER.process.pid))
+    marker, outcome = tmp_path / "grandchild.pid", tmp_path / "outcome"
+    prelude = ESCAPE.format(marker=str(marker)) + KILL_SERVER.format(outcome=str(outcome))
+    judgement = judge_within(toys.hostile_remote_toy(tmp_path / "kills", prelude), trust_remote_code=True)
+    grandchild = int(marker.read_text(encoding="utf-8"))
+    deadline = time.monotonic() + 5
+    while alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(grandchild), (
+        f"the grandchild {grandchild} outlived its attempt and its server ({containment})"
+    )
+    remote = judgement.attempt("auto_map")
+    assert remote is not None
+    if containment == reaper.NAMESPACE:  # the server is out of its reach
+        assert outcome.read_text(encoding="utf-8") == "ProcessLookupError"
+        assert judgement.verdict == Verdict.AUTO_MAP
+        return
+    assert outcome.read_text(encoding="utf-8") == "killed"
+    assert (remote.status, judgement.verdict) == (AttemptStatus.NOT_CHECKED, Verdict.NOT_CHECKED)
+    assert "the judge's fork server died during the attempt (killed by signal SIGKILL)" in (
+        remote.detail or ""
+    )
+    assert judge_within(toys.native_toy(tmp_path / "after")).verdict == Verdict.NATIVE
+
+
 @linux_only
 def test_the_liveness_check_sees_a_setsid_grandchild_that_nothing_contains(tmp_path: Path) -> None:
     """Control: the same double fork from this process (no attempt around it) leaves a living grandchild."""
@@ -160,7 +202,7 @@ def test_an_attempt_that_stops_its_fork_server_is_not_checked_and_the_server_rep
     assert (remote.detail or "").startswith(
         "not checked: the judge's fork server was stopped during the attempt"
     )
-    assert "killed with everything it started and replaced" in (remote.detail or "")
+    assert "it and everything it started were killed, and it was replaced" in (remote.detail or "")
     assert child._SERVER.process.poll() is not None, "the stopped server was not killed"
     after = judge_within(toys.native_toy(tmp_path / "after"))
     assert after.verdict == Verdict.NATIVE and child._SERVER.process.pid != server

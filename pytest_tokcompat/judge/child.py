@@ -324,6 +324,8 @@ def _child_main(payload: bytes, fds: list[int]) -> None:
     os.setpgid(0, 0)  # the parent kills the whole group, grandchildren included
     if reaper.in_namespace_init():  # PID 1 gets only the signals it handles: the parent's SIGTERM too
         signal.signal(signal.SIGTERM, lambda *_: os._exit(128 + signal.SIGTERM))
+    else:  # no namespace: its orphans come to it while it runs, and die at its end (the server's after it)
+        reaper.become_subreaper()
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     os.close(out_fd)
@@ -340,7 +342,9 @@ def _child_main(payload: bytes, fds: list[int]) -> None:
         while view:
             view = view[os.write(result_fd, view) :]
 
-    _run_in_child(job, emit)
+    # PID 1's end is the namespace's (the kernel kills the rest); else its orphans die before its end frame,
+    # after which the parent kills it at once
+    _run_in_child(job, emit, reap=not reaper.in_namespace_init())
     os._exit(0)
 
 
@@ -353,7 +357,7 @@ def _enter_context(job: Any) -> None:
         os.chdir(job.cwd)
 
 
-def _run_in_child(job: Any, emit: Emit) -> None:
+def _run_in_child(job: Any, emit: Emit, *, reap: bool = False) -> None:
     from pytest_tokcompat.judge.ladder import run_job
 
     try:
@@ -365,6 +369,8 @@ def _run_in_child(job: Any, emit: Emit) -> None:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
+        if reap:
+            reaper.reap_children()
     emit({"kind": "end"})
 
 
@@ -585,17 +591,25 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
         lost = f"the judge's fork server did not answer within {_reply_limit(timeout):g} s ({error})"
     except (OSError, EOFError, ValueError, KeyError) as error:
         run.messages.append({"kind": "error", "detail": f"the judge's fork server failed: {error}"})
+        with contextlib.suppress(subprocess.TimeoutExpired):  # its socket closes a moment before it is gone
+            server.process.wait(0.5)
     finally:
+        if lost is None and server.process.poll() is not None:
+            code = server.process.returncode
+            how = f"killed by signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+            lost = f"the judge's fork server died during the attempt ({how})"
+        elif lost is None and reaper.stopped(server.process.pid):
+            lost = f"the judge's fork server was stopped during the attempt ({server.state()})"
         if target is not None:
+            if lost is not None:  # no server reaps what the attempt left: its whole tree goes now
+                reaper.kill_tree(target.pid)
             target.signal(signal.SIGKILL)  # whatever the attempt started does not outlive it
             target.close()
         for descriptor in ours:
             os.close(descriptor)
-        if lost is None and reaper.stopped(server.process.pid):
-            lost = f"the judge's fork server was stopped during the attempt ({server.state()})"
         if lost is not None:
             server.destroy()  # and replaced by the next run()
-            binding.refuse(f"{lost}; it was killed with everything it started and replaced")
+            binding.refuse(f"{lost}; it and everything it started were killed, and it was replaced")
         elif status is None and run.finished:
             server.pending = True  # its exit status is read before the next job, off the critical path
         elif status is None:

@@ -46,7 +46,7 @@ class Containment:
         self.mode = GROUP
         if self._libc is None:
             return
-        if self._libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
+        if become_subreaper(self._libc):
             self.mode = SUBREAPER
         if wanted == NAMESPACE and self.mode == SUBREAPER:
             with contextlib.suppress(OSError):
@@ -76,18 +76,28 @@ class Containment:
 
     def reap(self) -> None:
         """Kill and reap every child left (orphans of the attempt re-parented to this subreaper)."""
-        if self.mode == GROUP:
+        if self.mode != GROUP:
+            reap_children()
+
+
+def become_subreaper(libc: ctypes.CDLL | None = None) -> bool:
+    """Make this process the one its descendants' orphans are re-parented to (False: not on this system)."""
+    libc = libc if libc is not None else _libc()
+    return libc is not None and libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def reap_children() -> None:
+    """Kill and reap every child of this process, and the children each leaves to it, until none is left."""
+    for _ in range(10_000):
+        left = children("self")  # never by pid: in a PID namespace getpid() is not what /proc calls it
+        if not left:
             return
-        for _ in range(10_000):
-            left = children(os.getpid())
-            if not left:
-                return
-            for pid in left:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-            for pid in left:
-                with contextlib.suppress(ChildProcessError, OSError):
-                    os.waitpid(pid, 0)  # its own children are ours from the moment it is gone
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in left:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)  # its own children are ours from the moment it is gone
 
 
 def in_namespace_init() -> bool:
@@ -108,8 +118,8 @@ def _stat(pid: int | str) -> tuple[str, int] | None:
         return None
 
 
-def children(pid: int) -> list[int]:
-    """The direct children of ``pid``, zombies included."""
+def children(pid: int | str) -> list[int]:
+    """The direct children of ``pid`` (or ``"self"``), zombies included."""
     found: list[int] = []
     tasks = _PROC / str(pid) / "task"
     try:
@@ -117,7 +127,8 @@ def children(pid: int) -> list[int]:
             found += [int(p) for p in (task / "children").read_text(encoding="ascii").split()]
         return found
     except OSError:  # no CONFIG_PROC_CHILDREN: scan every process
-        return [child for child, parent in _parents().items() if parent == pid]
+        own = int(os.readlink(_PROC / "self")) if pid == "self" else pid
+        return [child for child, parent in _parents().items() if parent == own]
 
 
 def _parents() -> dict[int, int]:
