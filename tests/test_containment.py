@@ -87,6 +87,18 @@ while not os.path.exists(_marker):
 """
 
 
+SIGNAL_SERVER = """
+import os, signal
+try:
+    os.kill(int(os.environ.get("TOKCOMPAT_TEST_SERVER_PID") or os.getppid()), signal.{name})
+    _outcome = "sent"
+except OSError as error:
+    _outcome = type(error).__name__
+with open({outcome!r}, "w") as stream:
+    stream.write(_outcome)
+"""
+
+
 @linux_only
 def test_a_setsid_grandchild_after_a_double_fork_dies_with_its_attempt(
     containment: str, tmp_path: Path
@@ -103,18 +115,6 @@ def test_a_setsid_grandchild_after_a_double_fork_dies_with_its_attempt(
     assert not alive(grandchild), f"the grandchild {grandchild} outlived its attempt ({containment})"
 
 
-KILL_SERVER = """
-import signal
-try:
-    os.kill(int(os.environ["TOKCOMPAT_TEST_SERVER_PID"]), signal.SIGKILL)
-    _outcome = "killed"
-except OSError as error:
-    _outcome = type(error).__name__
-with open({outcome!r}, "w") as stream:
-    stream.write(_outcome)
-"""
-
-
 @linux_only
 def test_a_grandchild_dies_with_its_attempt_even_when_the_attempt_kills_its_fork_server(
     containment: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -122,7 +122,7 @@ def test_a_grandchild_dies_with_its_attempt_even_when_the_attempt_kills_its_fork
     assert child._SERVER is not None
     monkeypatch.setenv("TOKCOMPAT_TEST_SERVER_PID", str(child._SERVER.process.pid))
     marker, outcome = tmp_path / "grandchild.pid", tmp_path / "outcome"
-    prelude = ESCAPE.format(marker=str(marker)) + KILL_SERVER.format(outcome=str(outcome))
+    prelude = ESCAPE.format(marker=str(marker)) + SIGNAL_SERVER.format(name="SIGKILL", outcome=str(outcome))
     judgement = judge_within(toys.hostile_remote_toy(tmp_path / "kills", prelude), trust_remote_code=True)
     grandchild = int(marker.read_text(encoding="utf-8"))
     deadline = time.monotonic() + 5
@@ -137,7 +137,7 @@ def test_a_grandchild_dies_with_its_attempt_even_when_the_attempt_kills_its_fork
         assert outcome.read_text(encoding="utf-8") == "ProcessLookupError"
         assert judgement.verdict == Verdict.AUTO_MAP
         return
-    assert outcome.read_text(encoding="utf-8") == "killed"
+    assert outcome.read_text(encoding="utf-8") == "sent"
     assert (remote.status, judgement.verdict) == (AttemptStatus.NOT_CHECKED, Verdict.NOT_CHECKED)
     assert "the judge's fork server died during the attempt (killed by signal SIGKILL)" in (
         remote.detail or ""
@@ -164,20 +164,6 @@ def test_the_liveness_check_sees_a_setsid_grandchild_that_nothing_contains(tmp_p
         os.kill(grandchild, signal.SIGKILL)
 
 
-STOP_SERVER = """
-import os, signal
-_marker = {marker!r}
-_target = int(os.environ.get("TOKCOMPAT_TEST_SERVER_PID") or os.getppid())
-try:
-    os.kill(_target, signal.SIGSTOP)
-    _outcome = "stopped"
-except OSError as error:
-    _outcome = type(error).__name__
-with open(_marker, "w") as stream:
-    stream.write(_outcome)
-"""
-
-
 @linux_only
 def test_an_attempt_that_stops_its_fork_server_is_not_checked_and_the_server_replaced(
     containment: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -186,7 +172,9 @@ def test_an_attempt_that_stops_its_fork_server_is_not_checked_and_the_server_rep
     server = child._SERVER.process.pid
     monkeypatch.setenv("TOKCOMPAT_TEST_SERVER_PID", str(server))
     marker = tmp_path / "outcome"
-    folder = toys.hostile_remote_toy(tmp_path / "stops", STOP_SERVER.format(marker=str(marker)))
+    folder = toys.hostile_remote_toy(
+        tmp_path / "stops", SIGNAL_SERVER.format(name="SIGSTOP", outcome=str(marker))
+    )
     started = time.monotonic()
     judgement = judge_within(folder, trust_remote_code=True, limits=Limits(load_timeout=3))
     assert time.monotonic() - started < 30
@@ -197,7 +185,7 @@ def test_an_attempt_that_stops_its_fork_server_is_not_checked_and_the_server_rep
         assert (judgement.verdict, remote.status) == (Verdict.AUTO_MAP, AttemptStatus.OK)
         assert not reaper.stopped(server) and child._SERVER.process.pid == server
         return
-    assert marker.read_text(encoding="utf-8") == "stopped"
+    assert marker.read_text(encoding="utf-8") == "sent"
     assert (judgement.verdict, remote.status) == (Verdict.NOT_CHECKED, AttemptStatus.NOT_CHECKED)
     assert (remote.detail or "").startswith(
         "not checked: the judge's fork server was stopped during the attempt"
