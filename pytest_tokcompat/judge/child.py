@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_tokcompat.credentials import credential_values, scrub, scrub_data, without_credentials
+from pytest_tokcompat.judge import reaper
+from pytest_tokcompat.judge.frames import Binding
 
 ISOLATION_ENV = "TOKCOMPAT_ISOLATION"
 """process (the default where os.fork exists), spawn (the default elsewhere), or inprocess."""
@@ -48,6 +50,12 @@ CAPTURE_BYTES = 4096
 GRACE_SECONDS = 1.0
 SERVER_START_SECONDS = 300.0
 MAX_FRAME_BYTES = 64 * 1024 * 1024
+SERVER_REPLY_SECONDS = 5.0
+"""How long the fork server may take to answer (a pid, an exit status) before it counts as dead; never
+more than the attempt's own time limit, never less than 1 s."""
+CONTAINMENT = reaper.NAMESPACE
+"""What the fork server is asked for: a PID namespace per attempt (where the kernel allows one, else it
+falls back to a subreaper), or ``reaper.SUBREAPER`` (the fallback, forced: for tests)."""
 _HEADER = struct.Struct(">Q")
 _FRAME = struct.Struct(">I")
 
@@ -90,6 +98,8 @@ class ChildRun:
     """How the process ended when that was not after its last message: 'exit status 0', 'signal SIGKILL'."""
     stdout: str = ""
     stderr: str = ""
+    untrusted: str | None = None
+    """Why nothing this child said is used (a frame that is not its job's, a stopped fork server)."""
 
     @property
     def finished(self) -> bool:
@@ -177,7 +187,7 @@ _BOOT = (
     "import json, sys\n"
     "sys.path[:] = json.loads(sys.argv[1])\n"
     "from pytest_tokcompat.judge.child import serve\n"
-    "serve(int(sys.argv[2]))\n"
+    "serve(int(sys.argv[2]), sys.argv[3])\n"
 )
 
 
@@ -238,10 +248,12 @@ def _warm_up() -> None:
             pass
 
 
-def serve(fd: int) -> None:
-    """The fork server's loop: one child per job, its pid and then its exit status sent back."""
+def serve(fd: int, wanted: str = reaper.NAMESPACE) -> None:
+    """The fork server's loop: one child per job, its pid and then its exit status sent back, once the
+    child and everything it started are gone."""
     import gc
 
+    containment = reaper.Containment(wanted)  # first: while this process is still single-threaded
     sock = socket.socket(fileno=fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles interrupts and kills children
     try:
@@ -249,7 +261,8 @@ def serve(fd: int) -> None:
     except BaseException as error:
         _send_json(sock, {"ready": False, "error": f"{type(error).__name__}: {error}"})
         return
-    _send_json(sock, {"ready": True, "transformers": version, "pid": os.getpid()})
+    ready = {"ready": True, "transformers": version, "pid": os.getpid(), "containment": containment.mode}
+    _send_json(sock, ready)
     gc.collect()
     gc.freeze()  # children then do not copy the server's pages just to scan them
     while True:
@@ -264,18 +277,23 @@ def serve(fd: int) -> None:
             payload = _recv_exact(sock, size)
         except EOFError:
             return
+        contained = containment.before_fork()
         pid = os.fork()
         if pid == 0:
             try:
                 sock.close()
+                containment.after_fork(in_child=True)
                 _child_main(payload, fds)
             finally:
                 os._exit(70)
+        if contained:
+            containment.after_fork(in_child=False)
         for descriptor in fds:
             os.close(descriptor)
         try:
             _send_json(sock, {"pid": pid})
             _, status = os.waitpid(pid, 0)
+            containment.reap()  # what the attempt left (a subreaper's orphans) dies before its end is told
             _send_json(sock, {"pid": pid, "status": status})
         except OSError:
             return
@@ -304,6 +322,10 @@ def _apply_memory_cap(megabytes: float | None) -> None:
 def _child_main(payload: bytes, fds: list[int]) -> None:
     result_fd, out_fd, err_fd, life_fd = fds
     os.setpgid(0, 0)  # the parent kills the whole group, grandchildren included
+    if reaper.in_namespace_init():  # PID 1 gets only the signals it handles: the parent's SIGTERM too
+        signal.signal(signal.SIGTERM, lambda *_: os._exit(128 + signal.SIGTERM))
+    else:  # no namespace: its orphans come to it while it runs, and die at its end (the server's after it)
+        reaper.become_subreaper()
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     os.close(out_fd)
@@ -320,7 +342,9 @@ def _child_main(payload: bytes, fds: list[int]) -> None:
         while view:
             view = view[os.write(result_fd, view) :]
 
-    _run_in_child(job, emit)
+    # PID 1's end is the namespace's (the kernel kills the rest); else its orphans die before its end frame,
+    # after which the parent kills it at once
+    _run_in_child(job, emit, reap=not reaper.in_namespace_init())
     os._exit(0)
 
 
@@ -333,7 +357,7 @@ def _enter_context(job: Any) -> None:
         os.chdir(job.cwd)
 
 
-def _run_in_child(job: Any, emit: Emit) -> None:
+def _run_in_child(job: Any, emit: Emit, *, reap: bool = False) -> None:
     from pytest_tokcompat.judge.ladder import run_job
 
     try:
@@ -345,6 +369,8 @@ def _run_in_child(job: Any, emit: Emit) -> None:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(BaseException):
                 stream.flush()
+        if reap:
+            reaper.reap_children()
     emit({"kind": "end"})
 
 
@@ -362,12 +388,23 @@ class ServerUnavailable(RuntimeError):
     """The fork server could not be started (its imports failed): no attempt can be judged."""
 
 
+class ServerUnresponsive(RuntimeError):
+    """The fork server did not answer in time (stopped by a signal, or hung): it counts as dead."""
+
+
 class _Server:
     def __init__(self) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock = parent
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, json.dumps([str(p) for p in sys.path]), str(child.fileno())],
+            [
+                sys.executable,
+                "-c",
+                _BOOT,
+                json.dumps([str(p) for p in sys.path]),
+                str(child.fileno()),
+                CONTAINMENT,
+            ],
             pass_fds=(child.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -395,6 +432,31 @@ class _Server:
 
     def alive(self) -> bool:
         return self.owner == os.getpid() and self.process.poll() is None
+
+    def reply(self, seconds: float) -> dict[str, Any]:
+        """The server's next message, or ServerUnresponsive after ``seconds``."""
+        self.sock.settimeout(seconds)
+        try:
+            return _recv_json(self.sock)
+        except TimeoutError:
+            raise ServerUnresponsive(self.state()) from None
+        finally:
+            with contextlib.suppress(OSError):
+                self.sock.settimeout(None)
+
+    def state(self) -> str:
+        if reaper.stopped(self.process.pid):
+            return "it was stopped (SIGSTOP: checkpoint code can signal its parent)"
+        return "it was hung"
+
+    def destroy(self) -> None:
+        """Kill the server and everything below it (a stopped server reaps nothing), never to be used again."""
+        self.owner = -1
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        if self.process.poll() is None:
+            reaper.kill_tree(self.process.pid)
+        self.process.wait()
 
     def close(self) -> None:
         self.owner = -1  # never used again
@@ -496,7 +558,12 @@ def _scrubbed(run: ChildRun) -> ChildRun:
     if secrets:
         run.messages = scrub_data(run.messages, secrets)
         run.stdout, run.stderr = scrub(run.stdout, secrets), scrub(run.stderr, secrets)
+        run.untrusted = scrub(run.untrusted, secrets) if run.untrusted else run.untrusted
     return run
+
+
+def _reply_limit(timeout: float | None) -> float:
+    return min(SERVER_REPLY_SECONDS, max(1.0, timeout)) if timeout else SERVER_REPLY_SECONDS
 
 
 def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
@@ -504,12 +571,13 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
     (res_r, res_w), (out_r, out_w), (err_r, err_w), (life_r, life_w) = (os.pipe() for _ in range(4))
     theirs = [res_w, out_w, err_w, life_r]  # handed to the child, closed here once sent
     ours = [res_r, out_r, err_r, life_w]  # closing life_w at the end ends a child that still runs
-    run = ChildRun()
+    run, binding = ChildRun(), Binding(job)
     target: _Target | None = None
     status: int | None = None
+    lost: str | None = None
     try:
         if server.pending:  # the exit status of the previous child, which had already reported
-            _recv_json(server.sock)
+            server.reply(_reply_limit(timeout))
             server.pending = False
         try:
             socket.send_fds(server.sock, [_HEADER.pack(len(payload))], theirs)
@@ -517,30 +585,68 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
         finally:
             for descriptor in theirs:
                 os.close(descriptor)
-        target = _Target(int(_recv_json(server.sock)["pid"]))
-        status = _watch(server, target, res_r, out_r, err_r, timeout, run)
+        target = _Target(int(server.reply(_reply_limit(timeout))["pid"]))
+        status = _watch(server, target, res_r, out_r, err_r, timeout, run, binding)
+    except ServerUnresponsive as error:
+        lost = f"the judge's fork server did not answer within {_reply_limit(timeout):g} s ({error})"
     except (OSError, EOFError, ValueError, KeyError) as error:
         run.messages.append({"kind": "error", "detail": f"the judge's fork server failed: {error}"})
+        with contextlib.suppress(subprocess.TimeoutExpired):  # its socket closes a moment before it is gone
+            server.process.wait(0.5)
     finally:
+        if lost is None and server.process.poll() is not None:
+            code = server.process.returncode
+            how = f"killed by signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+            lost = f"the judge's fork server died during the attempt ({how})"
+        elif lost is None and reaper.stopped(server.process.pid):
+            lost = f"the judge's fork server was stopped during the attempt ({server.state()})"
         if target is not None:
+            if lost is not None:  # no server reaps what the attempt left: its whole tree goes now
+                reaper.kill_tree(target.pid)
             target.signal(signal.SIGKILL)  # whatever the attempt started does not outlive it
             target.close()
         for descriptor in ours:
             os.close(descriptor)
-        if status is None and run.finished:
+        if lost is not None:
+            server.destroy()  # and replaced by the next run()
+            binding.refuse(f"{lost}; it and everything it started were killed, and it was replaced")
+        elif status is None and run.finished:
             server.pending = True  # its exit status is read before the next job, off the critical path
         elif status is None:
             server.close()  # out of step with this parent (interrupted, or broken): replaced next time
     if status is not None and not run.finished:
         run.ended = _describe_status(status)
+    binding.finish(run.finished)
+    run.untrusted = binding.problem
     return run
 
 
+def _take(run: ChildRun, binding: Binding, messages: list[dict[str, Any]], timeout: float | None) -> bool:
+    """Keep the messages the job's binding accepts; True where a phase advanced (the limit starts anew)."""
+    advanced = False
+    for message in messages:
+        if not binding.accept(message):
+            return advanced
+        run.messages.append(message)
+        if message.get("kind") == "phase" and _advances(run, message):
+            run.phase = str(message["phase"])
+            advanced = True
+    return advanced
+
+
 def _watch(
-    server: _Server, target: _Target, res_r: int, out_r: int, err_r: int, timeout: float | None, run: ChildRun
+    server: _Server,
+    target: _Target,
+    res_r: int,
+    out_r: int,
+    err_r: int,
+    timeout: float | None,
+    run: ChildRun,
+    binding: Binding,
 ) -> int | None:
     """Read the child's messages and output until it reports its end or the server reports its exit;
-    kill it at the deadline. None: it reported its end, and its exit status is still to come."""
+    kill it at the deadline. None: it reported its end, and its exit status is still to come.
+    ServerUnresponsive: the child was killed and the server still did not report its exit."""
     reader, tails = _FrameReader(), {out_r: _Tail(), err_r: _Tail()}
     selector = selectors.DefaultSelector()
     for descriptor in (res_r, out_r, err_r):
@@ -549,7 +655,7 @@ def _watch(
     selector.register(server.sock, selectors.EVENT_READ)
     deadline = None if not timeout else time.monotonic() + timeout
     terminated_at: float | None = None
-    killed = False
+    killed_at: float | None = None
     status: int | None = None
     try:
         while status is None and not run.finished:
@@ -558,16 +664,20 @@ def _watch(
                 run.timed_out = True
                 target.signal(signal.SIGTERM)
                 terminated_at = now
-            if terminated_at is not None and not killed and now >= terminated_at + GRACE_SECONDS:
+            if terminated_at is not None and killed_at is None and now >= terminated_at + GRACE_SECONDS:
                 target.signal(signal.SIGKILL)
-                killed = True
+                killed_at = now
+            if killed_at is not None and now >= killed_at + _reply_limit(timeout):
+                raise ServerUnresponsive(server.state())
             if terminated_at is None:
                 wait = None if deadline is None else deadline - now
+            elif killed_at is None:
+                wait = terminated_at + GRACE_SECONDS - now
             else:
-                wait = None if killed else terminated_at + GRACE_SECONDS - now
+                wait = killed_at + _reply_limit(timeout) - now
             for key, _ in selector.select(None if wait is None else max(0.0, wait)):
                 if key.fileobj is server.sock:
-                    status = int(_recv_json(server.sock)["status"])
+                    status = int(server.reply(_reply_limit(timeout))["status"])
                     break
                 descriptor = int(key.fd)
                 try:
@@ -578,21 +688,14 @@ def _watch(
                     selector.unregister(descriptor)
                 elif descriptor != res_r:
                     tails[descriptor].feed(chunk)
-                else:
-                    for message in reader.feed(chunk):
-                        run.messages.append(message)
-                        if (
-                            message.get("kind") == "phase"
-                            and terminated_at is None
-                            and _advances(run, message)
-                        ):
-                            run.phase = str(message["phase"])
-                            deadline = None if not timeout else time.monotonic() + timeout
+                elif terminated_at is None:  # past the deadline nothing it says counts: it timed out
+                    if _take(run, binding, reader.feed(chunk), timeout):
+                        deadline = None if not timeout else time.monotonic() + timeout
                     if reader.error:
-                        run.messages.append({"kind": "error", "detail": reader.error})
+                        binding.refuse(reader.error)
                         selector.unregister(descriptor)
-        for descriptor in (res_r, out_r, err_r):  # what the child wrote just before it ended
-            _drain(descriptor, reader if descriptor == res_r else tails[descriptor], run)
+        for descriptor in (res_r, out_r, err_r) if terminated_at is None else (out_r, err_r):
+            _drain(descriptor, reader if descriptor == res_r else tails[descriptor], run, binding)
     finally:
         selector.close()
     run.stdout, run.stderr = tails[out_r].text(), tails[err_r].text()
@@ -608,7 +711,7 @@ def _advances(run: ChildRun, message: dict[str, Any]) -> bool:
     return phase in _PHASES and _PHASES.index(str(phase)) > _PHASES.index(run.phase)
 
 
-def _drain(descriptor: int, sink: _FrameReader | _Tail, run: ChildRun) -> None:
+def _drain(descriptor: int, sink: _FrameReader | _Tail, run: ChildRun, binding: Binding) -> None:
     for _ in range(1024):
         try:
             chunk = os.read(descriptor, 65536)
@@ -617,7 +720,10 @@ def _drain(descriptor: int, sink: _FrameReader | _Tail, run: ChildRun) -> None:
         if not chunk:
             return
         if isinstance(sink, _FrameReader):
-            run.messages.extend(sink.feed(chunk))
+            _take(run, binding, sink.feed(chunk), None)
+            if sink.error:
+                binding.refuse(sink.error)
+                return
         else:
             sink.feed(chunk)
 
@@ -680,7 +786,7 @@ def _run_spawned(job: Any, timeout: float | None) -> ChildRun:
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_spawned_main, args=(job, sender), daemon=True)
-    run, reader = ChildRun(), _FrameReader()
+    run, reader, binding = ChildRun(), _FrameReader(), Binding(job)
     process.start()
     sender.close()
     deadline = None if not timeout else time.monotonic() + timeout
@@ -696,14 +802,14 @@ def _run_spawned(job: Any, timeout: float | None) -> ChildRun:
                 data = receiver.recv_bytes(MAX_FRAME_BYTES)
             except (EOFError, OSError):
                 break
-            for message in reader.feed(data):
-                run.messages.append(message)
-                if message.get("kind") == "phase" and _advances(run, message):
-                    run.phase = str(message["phase"])
-                    deadline = None if not timeout else time.monotonic() + timeout
-                if message.get("kind") == "end":
-                    run.stdout, run.stderr = str(message.get("stdout", "")), str(message.get("stderr", ""))
-            if run.finished or reader.error:
+            if _take(run, binding, reader.feed(data), timeout):
+                deadline = None if not timeout else time.monotonic() + timeout
+            end = next((m for m in run.messages if m.get("kind") == "end"), None)
+            if end is not None:
+                run.stdout, run.stderr = str(end.get("stdout", "")), str(end.get("stderr", ""))
+            if reader.error:
+                binding.refuse(reader.error)
+            if run.finished or binding.problem:
                 break
     finally:
         process.join(GRACE_SECONDS)
@@ -717,4 +823,6 @@ def _run_spawned(job: Any, timeout: float | None) -> ChildRun:
     if not run.finished and process.exitcode is not None:
         code = process.exitcode
         run.ended = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+    binding.finish(run.finished)
+    run.untrusted = binding.problem
     return run

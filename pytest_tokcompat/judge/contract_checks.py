@@ -374,6 +374,18 @@ def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0][:300] if lines else ''}"
 
 
+RESOURCE_LIMITS = (MemoryError, RecursionError)
+"""A limit of the process that renders, never the template's answer: rendering that hits one is not checked
+(on both sides it would read as "rejected by both", a match)."""
+
+
+def _limit_text(side: str, label: str, error: BaseException) -> str:
+    return (
+        f"{side} of {label} hit a resource limit ({_error_text(error)}), which says nothing about the template; "
+        "raise TOKCOMPAT_MAX_MEMORY_MB if the template is genuine"
+    )
+
+
 def reference_chat(declared: Declared, reference: Any) -> tuple[list[ChatExpectation], str | None]:
     """Each fixed conversation rendered by the reference sandbox (or its rejection), with the ids of the text."""
     if declared.chat_template is None:
@@ -401,6 +413,9 @@ def reference_chat(declared: Declared, reference: Any) -> tuple[list[ChatExpecta
                         add_generation_prompt=add_generation_prompt,
                         **copy.deepcopy(declared.template_tokens),
                     )
+                except RESOURCE_LIMITS as error:
+                    label = f"conversation {name!r}, add_generation_prompt={add_generation_prompt}"
+                    return [], _limit_text("the reference rendering", label, error)
                 except Exception as error:  # the template rejects this conversation
                     error_text = _error_text(error)
             ids = None
@@ -556,6 +571,9 @@ def check_chat_template(tokenizer: Any, truth: ContractTruth, info: dict[str, An
                 messages, tokenize=False, add_generation_prompt=expectation.add_generation_prompt
             )
             actual_error = None
+        except RESOURCE_LIMITS as error:
+            reason = _limit_text("rendering", expectation.label, error)
+            return DimensionResult(str(DimensionStatus.NOT_CHECKED), checked, reason=reason)
         except Exception as error:  # the judged tokenizer rejects the conversation
             actual, actual_error = None, _error_text(error)
         if (expectation.error is None) != (actual_error is None):

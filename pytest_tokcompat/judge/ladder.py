@@ -32,6 +32,7 @@ from typing import Any
 from pytest_tokcompat.credentials import without_credentials
 from pytest_tokcompat.errors import CheckpointError
 from pytest_tokcompat.judge.contract_checks import ContractTruth, frozen_clock
+from pytest_tokcompat.judge.inputs import check_checkpoint_files
 from pytest_tokcompat.judge.isolation import isolated_transformers
 from pytest_tokcompat.judge.parity import (
     MATCH,
@@ -47,7 +48,7 @@ from pytest_tokcompat.judge.parity import (
 )
 from pytest_tokcompat.judge.probes import derive_probes, probe_texts
 from pytest_tokcompat.judge.remedies import register_alias
-from pytest_tokcompat.judge.static import TOKENIZER_FILES, StaticView, special_tokens, static_view
+from pytest_tokcompat.judge.static import StaticView, special_tokens, static_view
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Dimension, Remedy, Repair, Verdict
@@ -124,20 +125,6 @@ def time_limit(seconds: float | None) -> Iterator[None]:
             left = outer_left - (time.monotonic() - started)
             # A deadline that passed meanwhile still fires, at once (0 would disarm it instead).
             signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), outer_interval)
-
-
-def check_file_sizes(folder: Path, names: list[str], max_file_mb: float) -> None:
-    """Refuse tokenizer files over the cap before anything parses them."""
-    for name in names:
-        try:
-            size = (folder / name).stat().st_size
-        except OSError as error:
-            raise CheckpointError(f"{folder / name} cannot be read ({error}); re-download it") from None
-        if size > max_file_mb * 1024 * 1024:
-            raise CheckpointError(
-                f"{folder / name} is {size / 1024 / 1024:.0f} MB, over the {max_file_mb:g} MB cap; "
-                "if the file is genuine, raise --tokcompat-max-file-mb"
-            )
 
 
 @dataclass
@@ -666,6 +653,11 @@ def _read_truth(
 
 
 def _unreadable(folder: Path, error: BaseException) -> str:
+    if isinstance(error, (MemoryError, RecursionError)):
+        return (
+            f"the ground truth could not be computed: it hit a resource limit ({_error_text(error)}); "
+            "raise TOKCOMPAT_MAX_MEMORY_MB if the checkpoint is genuine"
+        )
     return (
         f"the ground truth could not be computed: the tokenizers library fails on {folder / 'tokenizer.json'} "
         f"({_error_text(error)}); the checkpoint cannot be judged until the file is fixed"
@@ -726,6 +718,10 @@ def _job(folder: Path, remedy: str | None, alias: Alias | None, found: _Found, *
 
 def _absorb(run: Any, remedy: str, found: _Found, timeout: float | None) -> Attempt:
     """Take what a child said: the checkpoint's view and truth, and this attempt (or why it has none)."""
+    if run.untrusted:  # a frame not of its job (judge/frames.py): nothing that child said is used
+        refused = untrusted_attempt(remedy, run.untrusted)
+        refused.stdout, refused.stderr = run.stdout or None, run.stderr or None
+        return refused
     attempt: Attempt | None = None
     failure: str | None = None
     for message in run.messages:
@@ -741,12 +737,23 @@ def _absorb(run: Any, remedy: str, found: _Found, timeout: float | None) -> Atte
             raise CheckpointError(str(message.get("message")))
         elif kind == "attempt":
             attempt = Attempt.from_json(message["attempt"])
+            attempt.remedy = remedy  # the parent's view of what it asked for, not the frame's claim
         elif kind == "error":
             failure = str(message.get("detail"))
     if attempt is None:
         attempt = _unreported(run, remedy, failure, timeout)
     attempt.stdout, attempt.stderr = run.stdout or None, run.stderr or None
     return attempt
+
+
+def untrusted_attempt(remedy: str, problem: str) -> Attempt:
+    """The attempt of a child whose frames were not its job's: not checked, and undecided."""
+    detail = f"not checked: the attempt's process sent {problem}; nothing it reported is used"
+    if problem.startswith("the judge's fork server"):
+        detail = f"not checked: {problem}"
+    return Attempt(
+        remedy, AttemptStatus.NOT_CHECKED, detail, parity=Parity(NOT_CHECKED, reason=detail), undecided=True
+    )
 
 
 def _unreported(run: Any, remedy: str, failure: str | None, timeout: float | None) -> Attempt:
@@ -802,9 +809,7 @@ def judge(
     if keep_tokenizer:
         import_in_background()
     registry = dict(REGISTRY if registry is None else registry)
-    check_file_sizes(
-        folder, [name for name in TOKENIZER_FILES if (folder / name).is_file()], limits.max_file_mb
-    )
+    check_checkpoint_files(folder, limits.max_file_mb)  # special files, dangling links: never opened
     refusal = golden.write_refusal(golden_path) if record_as is not None and golden_path is not None else None
     record = record_as is not None and golden_path is not None and refusal is None
     found = _Found()
@@ -1017,7 +1022,7 @@ def _qualified(value: Any) -> str:
 def _verdict(attempts: list[Attempt], found: _Found, refusal: str | None) -> tuple[str, Parity]:
     """The least remedy that works, provided nothing before it was left undecided by the judge's limits."""
     chosen = next((a for a in attempts if a.status in (OK, AttemptStatus.NOT_CHECKED)), None)
-    before = attempts[: attempts.index(chosen)] if chosen is not None else attempts
+    before = attempts[: attempts.index(chosen) + 1] if chosen is not None else attempts
     undecided = [a for a in before if a.undecided]
     if found.truth_error is not None:
         return UNCHECKED, Parity(NOT_CHECKED, reason=found.truth_error)
