@@ -151,6 +151,10 @@ def test_what_the_check_sees(tmp_path: Path) -> None:
     record.write_text(record_line("transformers/__init__.py", module.read_bytes()) + "\n")
     found = envcheck.problems(env, baseline)
     assert f"{record.relative_to(env).as_posix()} was changed" in found, found
+    # a RECORD that vouches for a file outside the environment
+    record.write_text(record_line("../../../../../outside.py", b"x") + "\n")
+    found = envcheck.problems(env, baseline)
+    assert "a RECORD names a file outside the environment (transformers: ../../../../../outside.py)" in found
 
 
 def test_a_checked_env_loses_the_bytecode_a_run_wrote_and_keeps_a_wheels_own(tmp_path: Path) -> None:
