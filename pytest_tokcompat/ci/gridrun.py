@@ -1013,6 +1013,7 @@ class GridRun:
                 "judged": sorted(run.fresh),
                 "reused": sorted(run.reused),
                 "error": run.error,
+                **({"rebuilt": run.rebuilt} if run.rebuilt else {}),
             },
         }
         if run.registry is not None:
