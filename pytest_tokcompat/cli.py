@@ -259,7 +259,7 @@ def _report(args: argparse.Namespace) -> int:
             _write_output(target, text)
             beside = _write_beside(target, args.format, grid, args.reports)
     except GridError as error:
-        print(f"tokcompat report: {error}", file=sys.stderr)
+        _say(f"tokcompat report: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for line in beside:
         print(f"tokcompat report: {line}", file=sys.stderr)
@@ -341,14 +341,14 @@ def _issue_text(args: argparse.Namespace) -> int:
     try:
         grid = merge(load_reports([Path(p) for p in args.reports]))
     except GridError as error:
-        print(f"tokcompat issue-text: {error}", file=sys.stderr)
+        _say(f"tokcompat issue-text: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.json:
         print(json.dumps(issues_document(grid), indent=2, ensure_ascii=False))
     else:
         if not grid.complete:
             print("The grid is incomplete: close no issue on it. Why:")
-            print("".join(f"- {reason}\n" for reason in grid.incomplete))
+            _say("".join(f"- {reason}\n" for reason in grid.incomplete))
         for text in issue_texts(grid.alarms):
             print(f"# {text.title}\n\n{text.body}")
     return EXIT_OK if grid.complete else EXIT_INCOMPLETE

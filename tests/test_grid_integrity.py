@@ -72,11 +72,14 @@ def test_an_env_changed_while_judging_is_rebuilt_and_its_cells_judged_again(
         "transformers 5.10.4: 0 reused, 3 judged; the environment changed while its cells were judged" in out
     )
     assert tox.builds == [ENV, ENV], "built, then rebuilt"
+    summary = (project / "tokcompat-grid" / "grid.md").read_text()
+    assert "Note: transformers 5.10.4: the environment changed while its cells were judged (" in summary
     assert [env for env, _, _ in tox.judged] == [ENV, ENV], "judged, then judged again"
     assert not (site(project) / "zz_hostile.pth").exists(), "nothing of the changed env is kept"
     assert cells_cached(tmp_path) == 3, "the cells of the clean second run"
     code, out, _ = grid(ARGV, capsys)
     assert code == 0 and "cells: 3, reused 3, judged 0" in out
+    assert "Note:" not in (project / "tokcompat-grid" / "grid.md").read_text(), "the control: a clean run"
 
 
 def test_an_env_changed_on_every_run_leaves_its_cells_not_checked_and_uncached(
@@ -151,6 +154,10 @@ def test_what_the_check_sees(tmp_path: Path) -> None:
     record.write_text(record_line("transformers/__init__.py", module.read_bytes()) + "\n")
     found = envcheck.problems(env, baseline)
     assert f"{record.relative_to(env).as_posix()} was changed" in found, found
+    # a RECORD that vouches for a file outside the environment
+    record.write_text(record_line("../../../../../outside.py", b"x") + "\n")
+    found = envcheck.problems(env, baseline)
+    assert "a RECORD names a file outside the environment (transformers: ../../../../../outside.py)" in found
 
 
 def test_a_checked_env_loses_the_bytecode_a_run_wrote_and_keeps_a_wheels_own(tmp_path: Path) -> None:

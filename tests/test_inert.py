@@ -170,3 +170,20 @@ def test_the_html_page_escapes_a_checkpoints_strings() -> None:
     page = render_page(hostile_grid("<script>alert(1)</script>", "<img src=x onerror=alert(1)> @octocat"))
     assert "<script>alert" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_issue_text_prints_an_incomplete_grids_reasons_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A not-checked case's reason is the text its attempt raised: a checkpoint's code chooses it."""
+    from reportdata import case, not_checked, report, write
+
+    def reasons(why: str) -> str:
+        records = [case("c", "5.11.0", "native"), not_checked("d", why)]
+        path = write(tmp_path, f"{len(why)}.json", report("5.11.0", records))
+        assert main(["issue-text", str(path)]) == 3
+        return capsys.readouterr().out
+
+    assert "- transformers 5.11.0: not checked: d (hub offline)" in reasons("hub offline"), "the control"
+    out = reasons("hub offline\x1b[2J\x1b]0;owned\x07")
+    assert "\x1b" not in out and "\x07" not in out and "hub offline\\x1b[2J\\x1b]0;owned\\x07" in out

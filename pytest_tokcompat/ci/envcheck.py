@@ -52,14 +52,14 @@ def _recorded(env: Path) -> tuple[dict[Path, tuple[str, str]], list[str]]:
     """Every file a RECORD hashes, with (mode, hash); and the RECORD lines that name no file of the env."""
     found: dict[Path, tuple[str, str]] = {}
     outside: list[str] = []
-    root = env.resolve()
+    root = os.path.normpath(env.absolute()) + os.sep
     for site in _site_packages(env):
         for distribution in metadata.distributions(path=[str(site)]):
             for entry in distribution.files or []:
                 if entry.hash is None:
                     continue
                 path = Path(os.path.normpath(site / entry))
-                if root not in path.resolve().parents:
+                if not str(path).startswith(root):  # ../ past the env; no realpath per file
                     outside.append(f"{distribution.metadata['Name']}: {entry}")
                     continue
                 found[path] = (entry.hash.mode, entry.hash.value)

@@ -359,6 +359,8 @@ def merge(reports: list[Report]) -> Grid:
         for path, document in group:
             problem = _run_problem(path, document)
             incomplete += [problem] if problem else []
+            rebuilt = (document.get("grid_run") or {}).get("rebuilt")
+            notes += [f"transformers {release}: {rebuilt}"] if isinstance(rebuilt, str) else []
             for record in document["cases"]:
                 held = rows.get(record["id"], {}).get(release)
                 if record["id"] not in chosen or (

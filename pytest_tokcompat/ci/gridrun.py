@@ -1202,6 +1202,7 @@ class GridRun:
                 "judged": sorted(run.fresh),
                 "reused": sorted(run.reused),
                 "error": run.error,
+                **({"rebuilt": run.rebuilt} if run.rebuilt else {}),
             },
         }
         if run.registry is not None:
