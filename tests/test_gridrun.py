@@ -516,7 +516,7 @@ def test_a_projects_own_pytest_config_stays_out_of_the_grids_runs(tmp_path: Path
     assert "not_installed_here" in done.stdout + done.stderr
 
 
-def test_the_generated_tox_config(tmp_path: Path) -> None:
+def test_the_generated_tox_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     found = releases.resolve_spec("5.10.4,main", index=INDEX, fetch=recorded, upstream=str(DATA))
     wheel = tmp_path / "pytest_tokcompat-0.1.0-py3-none-any.whl"
     text = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3").read_text()
@@ -531,11 +531,18 @@ def test_the_generated_tox_config(tmp_path: Path) -> None:
     assert "-p pytest_tokcompat.ci.gridselect" in text and "change_dir = {env_tmp_dir}" in text
     assert "HF_HUB_OFFLINE" not in text
     assert "set_env =\n    UV_LINK_MODE = copy\n" in text, "copies, never links into uv's shared cache"
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     offline = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", True)
     assert (
         "    HF_HUB_OFFLINE = 1\n    TOKCOMPAT_SET_BY_TOOL = HF_HUB_OFFLINE\nchange_dir"
         in offline.read_text()
     ), "snapshots only: the hub is never needed"
+    # where the user's own environment is offline, the grid sets nothing a loader must not see
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    text = gridrun.write_tox_ini(
+        tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", True
+    ).read_text()
+    assert "    HF_HUB_OFFLINE = 1\nchange_dir" in text and "TOKCOMPAT_SET_BY_TOOL" not in text
 
 
 # The command, with tox stood in.

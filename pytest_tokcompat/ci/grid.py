@@ -109,7 +109,7 @@ class Grid:
     notes: list[str] = field(default_factory=list)
     """Information that changes no exit status (several reports for one release)."""
     loaders: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
-    """``case / loader:NAME`` -> release -> {status, text}: client loaders beside the verdicts (no exit status)."""
+    """``case / loader:NAME`` -> release -> {status, text}: client loaders beside the verdicts (their alarms are in ``alarms``)."""
     events: list[RegistryEvent] = field(default_factory=list)
     """Changes of transformers' tokenizer-relevant registries between adjacent releases (the upstream watch)."""
     versions: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -80,8 +80,9 @@ PASS_ENV = [
 ]  # fmt: skip
 OFFLINE_LINE = "    HF_HUB_OFFLINE = 1\n"
 SET_BY_TOOL_LINE = "    TOKCOMPAT_SET_BY_TOOL = HF_HUB_OFFLINE\n"
-"""Names what the grid set for its own runs: a client loader is called without it (judge.ladder.SET_BY_TOOL),
-so a loader with an offline branch of its own (aiperf's) runs the branch its users run."""
+"""Names what the grid set for its own runs (not where the user's environment is offline already): a client
+loader is called without it (judge.ladder.SET_BY_TOOL), so a loader with an offline branch of its own
+(aiperf's) runs the branch its users run."""
 Out = Callable[[str], None]
 
 
@@ -477,6 +478,12 @@ def _scrub_log(log: Path) -> None:
             log.write_text(cleaned, encoding="utf-8")
 
 
+def users_offline() -> bool:
+    """The user's own environment keeps the hub offline (as huggingface_hub reads HF_HUB_OFFLINE): then
+    the grid did not set it, and a client loader runs offline as the client would there."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
+
+
 def write_tox_ini(
     work: Path,
     releases: list[GridRelease],
@@ -512,7 +519,7 @@ def write_tox_ini(
         f"    TOKCOMPAT_GRID_SELECT = {work / 'select'}{os.sep}{{env_name}}.json\n"
         f"    {CONFIG_VAR} = {NO_CONFIG}\n"  # the run's options are all on its command line
         f"    {PROGRESS_ENV} = {work / 'progress'}{os.sep}{{env_name}}.jsonl\n"
-        f"{OFFLINE_LINE + SET_BY_TOOL_LINE if offline else ''}"
+        f"{OFFLINE_LINE + ('' if users_offline() else SET_BY_TOOL_LINE) if offline else ''}"
         "change_dir = {env_tmp_dir}\n"
         "commands =\n"
         f'    python -m pytest -c "{work / "pytest.ini"}" --rootdir "{work}" --tokcompat '

@@ -160,7 +160,7 @@ def evaluate(
     opt-in applies, and a missing expectation fails it before anything loads). Never
     raises a deliberate error: what could not be had is NOT_CHECKED, what cannot be
     used as given is FAILED with ``failure`` BAD_INPUT and the error kept on ``error``.
-    ``loaders`` are the client loaders judged beside the verdict (information, never a rung);
+    ``loaders`` are the client loaders judged beside the verdict (never a rung; their alarms fail it);
     ``cache`` is the run's judgements (pytest keeps one per session), so a case is judged once;
     ``verdicts`` is the verdict cache on disk (``load_tokenizer()``), shared by processes.
     ``registry`` is the alias registry to judge with (pytest passes its run's); without one, the built-in

@@ -37,10 +37,13 @@ def pytest_tokcompat_loaders(
 
     Return a list of loader specs: ``"[NAME=]MODULE:CALLABLE[:ATTR.PATH]"`` strings (as
     ``--tokcompat-loader`` takes), ``pytest_tokcompat.matrix.clients.ClientLoader`` objects,
-    or mappings as the matrix's ``loaders:`` entries (``name``, ``call``, optional ``attr`` and
-    ``kwargs``); or None. Every implementation is called (not first-result) and the lists are
-    concatenated after the matrix's loaders, before the ini option's and the command line's. A
-    client package that ships a pytest plugin (a ``pytest11`` entry point) implementing this
-    hook gets its loader judged wherever it is installed, e.g. in each release of
-    ``tokcompat grid --with PACKAGE``. Called once per run, only under ``--tokcompat``.
+    or mappings as the matrix's ``loaders:`` entries (``name``, ``call``, optional ``attr``,
+    ``kwargs`` and ``native_since``); or None. Every implementation is called (not first-result) and
+    the lists are concatenated after the matrix's loaders, before the ini option's and the command
+    line's. A client package that ships a pytest plugin (a ``pytest11`` entry point) implementing
+    this hook gets its loader judged wherever it is installed, e.g. in each release of
+    ``tokcompat grid --with PACKAGE``. A loader that gives wrong ids or cannot be called fails the
+    case's item (a ``loader-drift`` or ``loader-error`` alarm); one plain AutoTokenizer made
+    unnecessary raises ``loader-obsolete`` until ``native_since`` records the release. Called once
+    per run, only under ``--tokcompat``.
     """
