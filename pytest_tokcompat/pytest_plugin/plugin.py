@@ -74,8 +74,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tokcompat-matrix",
         metavar="PATH",
         default=None,
-        help="the matrix YAML (default: ini tokcompat_matrix, else the project's matrix/models.yaml, "
-        "else the bundled one)",
+        help="the matrix YAML (default: $TOKCOMPAT_MATRIX, [tool.tokcompat] matrix in pyproject.toml, ini "
+        "tokcompat_matrix, the project's matrix/models.yaml or ci/tokenizers.yaml, else the bundled one)",
     )
     group.addoption(
         "--tokcompat-record",
@@ -87,7 +87,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tokcompat-report",
         metavar="PATH",
         default=None,
-        help="write the JSON report of the run: PATH ending in .json is that file, any other PATH a folder "
+        help="write the JSON report of the run (default: $TOKCOMPAT_REPORT, [tool.tokcompat] report): "
+        "PATH ending in .json is that file, any other PATH a folder "
         "that gets transformers-<version>.json; a finished whole run is never replaced by a partial or "
         "interrupted one (that is written beside it as <name>.run-N.json)",
     )
