@@ -38,11 +38,6 @@ class ClientLoader:
     def call(self) -> str:
         return f"{self.module}:{self.callable}"
 
-    @property
-    def spec(self) -> str:
-        """The loader as ``NAME=MODULE:CALLABLE[:ATTR]``, as the options take it."""
-        return f"{self.name}={self.call}{':' + self.attr if self.attr else ''}"
-
     def to_json(self) -> dict[str, Any]:
         found = {"name": self.name, "call": self.call, "attr": self.attr or None, "kwargs": dict(self.kwargs)}
         return found | ({"native_since": self.native_since} if self.native_since else {})
