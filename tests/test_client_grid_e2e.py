@@ -46,8 +46,15 @@ def test_a_client_repository_gets_its_shims_alarms_and_a_rerun_reuses_every_cell
     assert done.returncode == 1, out + done.stderr
     drift = next(line for line in out.splitlines() if line.startswith("- **loader-drift** `loader:myclient`"))
     assert "first in transformers 5.5.4" in drift and "deepseek-v3.2-exp" in drift, drift
-    assert "your loader myclient (myclient.loaders:config_only_alias) loads deepseek-v3.2" in drift, drift
-    assert "(also nowhere else)" in drift and "with wrong ids" in drift, "5.11.0 registers deepseek_v32"
+    assert "your loader myclient (myclient.loaders:config_only_alias) loads " in drift, drift
+    assert "with wrong ids" in drift, drift
+    # 5.11.0 registers deepseek_v32: there the shim's deepseek row keeps parity (its other drifts, on cases
+    # whose plain load needs a repair there, e.g. R1-Distill-Llama's backend override, stay alarms)
+    row = next(
+        line for line in out.splitlines() if line.startswith("| deepseek-v3.2-exp / loader:myclient |")
+    )
+    cells = [cell.strip() for cell in row.split("|")[2:4]]
+    assert cells[0].startswith("drift") and not cells[1].startswith("drift"), row
     obsolete = next(
         line for line in out.splitlines() if line.startswith("- **loader-obsolete** `loader:myclient`")
     )
