@@ -21,12 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
-from _common import REPO, empty_dir, median, run_timed, tail, verdict, wait_until_quiet, write_json
-from suite_speed import constraints, cpu_seconds_of_children, find_uv, make_venv, run, suite_env
+from _common import median, run_timed, tail, verdict, wait_until_quiet, write_json
+from suite_speed import baseline_and_current, cpu_seconds_of_children, suite_env
 
 BASELINE = "c3394de"
 TARGET = 1.1
@@ -39,18 +38,8 @@ def _verdicts(report: Path) -> dict[str, str]:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    uv = find_uv()
-    work = empty_dir("judge-cost")
-    baseline_tree = work / "baseline"
-    try:
-        commit = run(["git", "-C", str(REPO), "rev-parse", args.baseline]).strip()
-        run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(baseline_tree), commit])
-        pins = constraints(uv, work)
-        print(f"building the venvs (baseline {commit[:12]}, current {REPO}) ...", flush=True)
-        pythons = {
-            "baseline": make_venv(uv, baseline_tree, work / "venv-baseline", pins),
-            "current": make_venv(uv, REPO, work / "venv-current", pins),
-        }
+    with baseline_and_current("judge-cost", args.baseline, args.keep) as sides:
+        work, commit, pythons = sides.work, sides.commit, sides.pythons
         envs = {label: {**suite_env(work, label), "TOKCOMPAT_VERDICT_CACHE": "off"} for label in pythons}
         for label, python in pythons.items():  # warm each side's snapshot cache, untimed
             folder = work / f"warm-{label}"
@@ -98,10 +87,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "target": TARGET,
             "verdicts": verdicts,
         }
-    finally:
-        if not args.keep:
-            run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline_tree)])
-            shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> None:

@@ -30,6 +30,9 @@ import resource
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,12 +122,25 @@ def counts(timed: Timed) -> str:
     return "no summary line"
 
 
-def measure(args: argparse.Namespace) -> dict[str, Any]:
+@dataclass
+class Sides:
+    """A baseline worktree and this checkout, each with a venv of the same third-party pins."""
+
+    work: Path
+    commit: str
+    baseline_tree: Path
+    pythons: dict[str, Path]
+
+
+@contextmanager
+def baseline_and_current(prefix: str, baseline: str, keep: bool) -> Iterator[Sides]:
+    """A temp folder with a ``git worktree`` of ``baseline`` and both venvs; all removed at the end
+    unless ``keep``."""
     uv = find_uv()
-    work = empty_dir("suite")
+    work = empty_dir(prefix)
     baseline_tree = work / "baseline"
     try:
-        commit = run(["git", "-C", str(REPO), "rev-parse", args.baseline]).strip()
+        commit = run(["git", "-C", str(REPO), "rev-parse", baseline]).strip()
         run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(baseline_tree), commit])
         pins = constraints(uv, work)
         print(f"building the venvs (baseline {commit[:12]}, current {REPO}) ...", flush=True)
@@ -132,6 +148,23 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "baseline": make_venv(uv, baseline_tree, work / "venv-baseline", pins),
             "current": make_venv(uv, REPO, work / "venv-current", pins),
         }
+        yield Sides(work, commit, baseline_tree, pythons)
+    finally:
+        if not keep:
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline_tree)],
+                capture_output=True,
+                check=False,
+            )
+            subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], capture_output=True, check=False)
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"kept {work}")
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    with baseline_and_current("suite", args.baseline, args.keep) as sides:
+        work, commit, baseline_tree, pythons = sides.work, sides.commit, sides.baseline_tree, sides.pythons
         checkouts = {"baseline": baseline_tree, "current": REPO}
         envs = {label: suite_env(work, label) for label in pythons}
         # A developer's user cache is warm: assemble the baseline's bundled snapshots before measuring.
@@ -204,17 +237,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "target": TARGET,
             "met": ratio >= TARGET,
         }
-    finally:
-        if not args.keep:
-            subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline_tree)],
-                capture_output=True,
-                check=False,
-            )
-            subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], capture_output=True, check=False)
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print(f"kept {work}")
 
 
 def main() -> int:
