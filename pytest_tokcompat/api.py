@@ -196,18 +196,13 @@ def _require_clean(
 
 
 def _findings_of(judgement: Judgement) -> tuple[Finding, ...]:
-    from pytest_tokcompat.judge.parity import describe_finding
+    from pytest_tokcompat.judge.parity import finding_difference
     from pytest_tokcompat.model import CONSEQUENCES
 
-    repaired = next((a for a in reversed(judgement.repair_attempts) if a.status == "ok"), None)
-    attempt = repaired if judgement.repairs and repaired is not None else judgement.chosen
+    attempt = judgement.delivered
     dimensions = attempt.parity.dimensions if attempt is not None and attempt.parity is not None else {}
     return tuple(
-        Finding(
-            name,
-            CONSEQUENCES.get(name, name),
-            describe_finding(name, dimensions.get(name, {})).split(". ", 1)[-1],
-        )
+        Finding(name, CONSEQUENCES.get(name, name), finding_difference(name, dimensions.get(name, {})))
         for name in judgement.remaining_findings
     )
 

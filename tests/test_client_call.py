@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from contract_toys import contract_toy
+from contract_toys import contract_toy, with_chat_template
 from test_contract_dimensions import drift_shows
 
 from pytest_tokcompat import cli
@@ -168,19 +168,17 @@ def test_the_ground_truth_has_the_added_tokens_the_config_declares(tmp_path: Pat
 
 
 def test_a_template_that_prints_the_clock_renders_at_one_instant_on_both_sides(tmp_path: Path) -> None:
-    folder = contract_toy(tmp_path / "toy")
-    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-    config["chat_template"] = (
+    template = (
         "{{ strftime_now('%Y-%m-%d %H:%M:%S.%f') }}\n"
         "{% for m in messages %}{{ m.role }}: {{ m.content if m.content is not none else '' }}\n{% endfor %}"
     )
-    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    folder = with_chat_template(contract_toy(tmp_path / "toy"), template)
     judgement = judge(folder)
     native = judgement.attempt("native")
     assert native is not None and native.parity is not None
     chat = native.parity.dimensions["chat_template"]
     assert (chat["status"], chat["checked"]) == ("match", 8), chat
-    rendered = reference_environment().from_string(config["chat_template"]).render(messages=[])
+    rendered = reference_environment().from_string(template).render(messages=[])
     assert rendered.startswith(FROZEN_NOW.strftime("%Y-%m-%d %H:%M:%S.%f"))  # control: it prints the clock
 
 
@@ -283,4 +281,6 @@ def test_the_repo_id_is_part_of_the_verdict_cache_key(
     as_repo = Checkpoint(target="o/n", folder=folder, source=Source.SNAPSHOT, repo="o/n")
     assert key_fields(as_folder, {}, None)["loaded_as"] == str(folder)
     assert key_fields(as_repo, {}, None)["loaded_as"] == "o/n"
+    assert not os.path.exists(tmp_path / "cache-hub")  # the key needs the name only: nothing laid out
+    load_target(as_repo)
     assert os.path.isdir(tmp_path / "cache-hub" / "models--o--n")  # beside the snapshot cache

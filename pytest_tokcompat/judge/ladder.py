@@ -242,14 +242,17 @@ class Judgement:
         return chosen.findings if chosen is not None else []
 
     @property
+    def delivered(self) -> Attempt | None:
+        """The attempt of the tokenizer a client is handed: the verdict's, with its repairs where kept."""
+        repaired = next((a for a in reversed(self.repair_attempts) if a.status == OK), None)
+        return repaired if self.repairs and repaired is not None else self.chosen
+
+    @property
     def remaining_findings(self) -> list[str]:
         """What still drifts once the repairs are applied, acknowledged or not (what ``load_tokenizer()``
         hands back: an acknowledgement accepts a finding, it does not fix the tokenizer)."""
-        repaired = next((a for a in reversed(self.repair_attempts) if a.status == OK), None)
-        if self.repairs and repaired is not None:
-            return repaired.drifting
-        chosen = self.chosen
-        return chosen.drifting if chosen is not None else []
+        delivered = self.delivered
+        return delivered.drifting if delivered is not None else []
 
     @property
     def local_verdict(self) -> str | None:
@@ -580,10 +583,11 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
 
 
 def attempt_name(job: Job) -> str:
-    """``native``, ``native+declared_special_tokens`` (a repair on a remedy), ``loader:NAME``."""
-    if job.loader is not None:
-        return f"loader:{job.loader.name}"
-    return "+".join([job.remedy or "native", *job.repairs])
+    """``native``, ``native+declared_special_tokens`` (a repair on a remedy), ``loader:NAME``: the name the
+    parent binds the child's attempt frame to (``frames.expected_remedy``)."""
+    from pytest_tokcompat.judge.frames import expected_remedy
+
+    return expected_remedy(job) or "native"
 
 
 def _memory_hint(error: BaseException, job: Job) -> str:

@@ -139,15 +139,20 @@ class Parity:
         return f"not checked: {self.reason}"
 
 
-def describe_finding(name: str, result: dict[str, Any]) -> str:
-    """One finding as a client maintainer reads it: what it affects, then the first difference."""
+def finding_difference(name: str, result: dict[str, Any]) -> str:
+    """A finding's first difference: the call, the text, what was expected and what came."""
     where = f" on {result['text']!r}" if isinstance(result.get("text"), str) else ""
     reason = f"; {result['reason']}" if result.get("reason") else ""
     return (
-        f"finding {name}: {CONSEQUENCES.get(name, 'a part of the contract drifts')}. "
         f"{result.get('call') or name}{where}: expected {result.get('expected')!r}, "
         f"actual {result.get('actual')!r}{reason}"
     )
+
+
+def describe_finding(name: str, result: dict[str, Any]) -> str:
+    """One finding as a client maintainer reads it: what it affects, then the first difference."""
+    consequence = CONSEQUENCES.get(name, "a part of the contract drifts")
+    return f"finding {name}: {consequence}. {finding_difference(name, result)}"
 
 
 def reference_tokenizer(folder: Path) -> Any | None:

@@ -36,7 +36,7 @@ from typing import Any
 from pytest_tokcompat.contract import judge_identity, probe_set_identity
 from pytest_tokcompat.judge.ladder import REMEDIES, Judgement, truth_from
 from pytest_tokcompat.matrix.aliases import Alias
-from pytest_tokcompat.sources.names import load_target
+from pytest_tokcompat.sources.names import load_name
 from pytest_tokcompat.sources.resolve import Checkpoint
 from pytest_tokcompat.sources.snapshots import sha256_of, user_cache_home
 
@@ -139,7 +139,7 @@ def key_fields(
         "texts": list(checkpoint.texts),
         "golden": sha256_of(golden) if golden is not None and golden.is_file() else None,
         "acknowledged": dict(sorted((acknowledged or {}).items())),
-        "loaded_as": load_target(checkpoint).name,
+        "loaded_as": load_name(checkpoint),
     }
 
 

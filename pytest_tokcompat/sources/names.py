@@ -125,6 +125,10 @@ def lay_out_as_hub(repo: str, folder: Path, root: Path | None = None) -> LoadTar
     revision = digest.hexdigest()
     repo_folder = root / ("models--" + repo.replace("/", "--"))
     snapshot = repo_folder / "snapshots" / revision
+    absent = repo_folder / ".no_exist" / revision
+    target = LoadTarget(repo, revision, str(root))
+    if snapshot.is_dir() and absent.is_dir():
+        return target  # laid out by an earlier call: its content address says nothing changed
     if not snapshot.is_dir():
         (repo_folder / "snapshots").mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{revision}.", dir=repo_folder / "snapshots"))
@@ -140,7 +144,6 @@ def lay_out_as_hub(repo: str, folder: Path, root: Path | None = None) -> LoadTar
                 for link in staging.iterdir():
                     link.unlink()
                 staging.rmdir()
-    absent = repo_folder / ".no_exist" / revision
     absent.mkdir(parents=True, exist_ok=True)
     present = {path.name for path in files}
     for name in LOADER_FILES:
@@ -150,19 +153,35 @@ def lay_out_as_hub(repo: str, folder: Path, root: Path | None = None) -> LoadTar
     refs.mkdir(exist_ok=True)
     with contextlib.suppress(OSError):
         (refs / "main").write_text(revision, encoding="utf-8")
-    return LoadTarget(repo, revision, str(root))
+    return target
+
+
+def _by_repo_id(checkpoint: Checkpoint) -> bool:
+    from pytest_tokcompat.sources.resolve import Source
+
+    return checkpoint.source in (Source.HUB, Source.SNAPSHOT, Source.FALLBACK) and checkpoint.repo is not None
+
+
+def load_name(checkpoint: Checkpoint) -> str:
+    """The name alone, without laying anything out (what the verdict cache keys on)."""
+    from pytest_tokcompat.sources.resolve import Source
+
+    if _by_repo_id(checkpoint):
+        assert checkpoint.repo is not None
+        return checkpoint.repo
+    with contextlib.suppress(OSError):
+        if (
+            checkpoint.source is Source.FOLDER
+            and Path(checkpoint.target).resolve() == checkpoint.folder.resolve()
+        ):
+            return checkpoint.target
+    return str(checkpoint.folder)
 
 
 def load_target(checkpoint: Checkpoint) -> LoadTarget:
-    """The name the client loads ``checkpoint`` by (see the module's docstring)."""
-    from pytest_tokcompat.sources.resolve import Source
-
-    folder = checkpoint.folder
-    if checkpoint.source in (Source.HUB, Source.SNAPSHOT, Source.FALLBACK) and checkpoint.repo is not None:
+    """The name the client loads ``checkpoint`` by (see the module's docstring), ready to load."""
+    if _by_repo_id(checkpoint):
+        assert checkpoint.repo is not None
         # a layout of our own, even for the user's hub cache: it is never written to
-        return lay_out_as_hub(checkpoint.repo, folder)
-    given = Path(checkpoint.target)
-    with contextlib.suppress(OSError):
-        if checkpoint.source is Source.FOLDER and given.resolve() == folder.resolve():
-            return LoadTarget(checkpoint.target)
-    return LoadTarget(str(folder))
+        return lay_out_as_hub(checkpoint.repo, checkpoint.folder)
+    return LoadTarget(load_name(checkpoint))
