@@ -160,3 +160,11 @@ def contract_toy(folder: Path, drift: str | None = None) -> Path:
     for name, content in files.items():
         (folder / name).write_text(json.dumps(copy.deepcopy(content), ensure_ascii=False), encoding="utf-8")
     return folder
+
+
+def with_chat_template(folder: Path, template: str) -> Path:
+    """The toy in ``folder`` with ``template`` as tokenizer_config.json's chat template."""
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["chat_template"] = template
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder

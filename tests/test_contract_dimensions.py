@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from contract_toys import DRIFTS, RSTRIP_TOKEN, SPECIALS, contract_toy
+from contract_toys import DRIFTS, RSTRIP_TOKEN, SPECIALS, contract_toy, with_chat_template
 
 from pytest_tokcompat.ci.grid import load_reports, merge, render_markdown
 from pytest_tokcompat.errors import MatrixError
@@ -310,13 +310,11 @@ def test_reference_rendering_is_the_documented_sandbox(tmp_path: Path) -> None:
 
 
 def test_a_conversation_rejected_by_both_matches_and_by_one_drifts(tmp_path: Path) -> None:
-    folder = contract_toy(tmp_path / "toy")
-    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-    config["chat_template"] = (
+    folder = with_chat_template(
+        contract_toy(tmp_path / "toy"),
         "{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('no system role') }}{% endif %}"
-        "{{ m.role }}: {{ m.content if m.content is not none else '' }}\n{% endfor %}"
+        "{{ m.role }}: {{ m.content if m.content is not none else '' }}\n{% endfor %}",
     )
-    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
     judgement = judge(folder)
     chat = judgement.attempt("native").parity.dimensions["chat_template"]  # type: ignore[union-attr]
     assert (judgement.verdict, chat["status"], chat["checked"]) == ("native", "match", 8)
