@@ -20,6 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat import environment
+
 EXTRA_NAMES_ENV = "TOKCOMPAT_CREDENTIAL_VARS"
 """Further variable names to treat as credentials, comma-separated (``MY_REGISTRY_PASS,ROBOT_KEY``)."""
 MASK = "***"
@@ -34,7 +36,7 @@ _NOT_A_VALUE = re.compile(r"_(?:PATH|FILE|DIR|DIRECTORY)$")
 
 
 def _extra_names(environ: Mapping[str, str]) -> frozenset[str]:
-    raw = environ.get(EXTRA_NAMES_ENV, "")
+    raw = environment.read(EXTRA_NAMES_ENV, environ) or ""
     return frozenset(name.strip().upper() for name in raw.split(",") if name.strip())
 
 

@@ -439,21 +439,49 @@ def test_an_empty_matrix_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 def test_limit_options_have_their_real_defaults_shown_in_help(pytester: pytest.Pytester) -> None:
     from pytest_tokcompat.judge.ladder import DEFAULT_LIMITS
-    from pytest_tokcompat.pytest_plugin import plugin
+    from pytest_tokcompat.pytest_plugin.session import run_limits
 
     config = pytester.parseconfig()
-    assert (
-        config.getoption("tokcompat_load_timeout")
-        == plugin.DEFAULT_LOAD_TIMEOUT
-        == DEFAULT_LIMITS.load_timeout
-    )
-    assert (
-        config.getoption("tokcompat_max_file_mb") == plugin.DEFAULT_MAX_FILE_MB == DEFAULT_LIMITS.max_file_mb
-    )
-    assert pytester.parseconfig("--tokcompat-load-timeout=0").getoption("tokcompat_load_timeout") == 0
+    assert run_limits(config) == {"load_timeout": 300.0, "max_file_mb": 512.0, "max_memory_mb": 8192.0}
+    assert (DEFAULT_LIMITS.load_timeout, DEFAULT_LIMITS.max_file_mb) == (300.0, 512.0)
+    assert run_limits(pytester.parseconfig("--tokcompat-load-timeout=0"))["load_timeout"] == 0
     help_text = " ".join(pytester.runpytest("--help").stdout.str().split())
-    assert "time limit of one tokenizer load, 0 for none (default: 300)" in help_text
-    assert "refuse tokenizer files larger than this (default: 512)" in help_text
+    assert "time limit of one tokenizer load, 0 for none (default: $TOKCOMPAT_LOAD_TIMEOUT" in help_text
+    assert "refuse tokenizer files larger than this (default: $TOKCOMPAT_MAX_FILE_MB, ini" in help_text
+    assert "tokcompat_max_memory_mb" in help_text
+
+
+@pytest.mark.parametrize("key", ["load_timeout", "max_file_mb", "max_memory_mb"])
+def test_each_limit_is_a_flag_an_environment_variable_and_an_ini_key_in_that_order(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    from pytest_tokcompat.pytest_plugin.session import run_limits
+
+    flag, variable, ini = (
+        "--tokcompat-" + key.replace("_", "-"),
+        "TOKCOMPAT_" + key.upper(),
+        "tokcompat_" + key,
+    )
+    pytester.makeini(f"[pytest]\n{ini} = 7\n")
+    assert run_limits(pytester.parseconfig())[key] == 7  # the ini key alone
+    monkeypatch.setenv(variable, "11")
+    assert run_limits(pytester.parseconfig())[key] == 11  # the variable wins over the ini key
+    assert run_limits(pytester.parseconfig(f"{flag}=13"))[key] == 13  # the flag wins over both
+
+
+def test_a_bad_limit_from_the_environment_or_the_ini_file_is_a_usage_error_naming_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_matrix(pytester.path, "")
+    monkeypatch.setenv("TOKCOMPAT_MAX_MEMORY_MB", "lots")
+    result = pytester.runpytest("--tokcompat")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*$TOKCOMPAT_MAX_MEMORY_MB=lots: 'lots' is not a number of megabytes*"])
+    monkeypatch.delenv("TOKCOMPAT_MAX_MEMORY_MB")
+    pytester.makeini("[pytest]\ntokcompat_load_timeout = -3\n")
+    result = pytester.runpytest("--tokcompat")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini tokcompat_load_timeout=-3: '-3' is negative: give seconds*"])
 
 
 @pytest.mark.parametrize(

@@ -229,6 +229,17 @@ def _inputs_table(inputs: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def environment_reference() -> str:
+    """Every ``TOKCOMPAT_*`` variable, from its one declaration (``pytest_tokcompat/environment.py``)."""
+    from pytest_tokcompat.environment import VARIABLES
+
+    rows = ["| variable | meaning | default |", "|---|---|---|"]
+    for variable in VARIABLES:
+        meaning = f"{variable.meaning}; not for users" if variable.internal else variable.meaning
+        rows.append(f"| `{variable.name}` | {meaning} | {variable.default} |")
+    return "\n".join(rows)
+
+
 def workflow_inputs() -> str:
     """The reusable workflow's ``workflow_call`` inputs."""
     workflow = yaml.safe_load((ROOT / ".github/workflows/tokcompat-grid.yml").read_text(encoding="utf-8"))
@@ -243,6 +254,7 @@ def action_inputs() -> str:
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
+    "environment": environment_reference,
     "cli": cli_reference,
     "pytest-options": pytest_reference,
     "hooks": hooks_reference,

@@ -22,6 +22,8 @@ from typing import IO, Any
 
 import pytest
 
+from pytest_tokcompat import environment
+
 PROGRESS_ENV = "TOKCOMPAT_GRID_PROGRESS"
 PLAIN_EVERY = 30.0
 Out = Callable[[str], None]
@@ -31,7 +33,7 @@ Out = Callable[[str], None]
 
 
 def _append(entry: Mapping[str, Any]) -> None:
-    where = os.environ.get(PROGRESS_ENV)
+    where = environment.read(PROGRESS_ENV)
     if where:
         with open(where, "a", encoding="utf-8") as stream:
             stream.write(json.dumps(entry) + "\n")

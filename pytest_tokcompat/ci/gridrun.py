@@ -43,6 +43,7 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from pytest_tokcompat import environment
 from pytest_tokcompat.ci import grid as grid_module
 from pytest_tokcompat.ci.cellcheck import records_problem
 from pytest_tokcompat.ci.envcheck import Integrity
@@ -158,7 +159,7 @@ def check_configuration_text(options: GridOptions, output: Path) -> None:
     break in ``--upstream`` would otherwise start a section of its own there."""
     given = [
         ("--upstream", options.upstream),
-        (f"${UPSTREAM_ENV}", None if options.upstream else os.environ.get(UPSTREAM_ENV)),
+        (f"${UPSTREAM_ENV}", None if options.upstream else environment.read(UPSTREAM_ENV)),
         ("--releases", options.releases),
         *(("--with", text) for text in options.with_requirements),
         *(("--loader", text) for text in options.loaders),

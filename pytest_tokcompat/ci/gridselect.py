@@ -10,17 +10,18 @@ the parent ignores the not-checked records the report gives them.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+
+from pytest_tokcompat import environment
 
 SELECT_ENV = "TOKCOMPAT_GRID_SELECT"
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    where = os.environ.get(SELECT_ENV)
+    where = environment.read(SELECT_ENV)
     if not where:
         return
     selection = json.loads(Path(where).read_text(encoding="utf-8"))

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
+from pytest_tokcompat import environment
 from pytest_tokcompat.errors import BuildError
 
 DISTRIBUTION = "pytest-tokcompat"
@@ -31,7 +32,7 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same files give the same
 
 def cache_home() -> Path:
     """pytest-tokcompat's folder in the user's cache: $TOKCOMPAT_GRID_CACHE, else the XDG cache."""
-    explicit = os.environ.get("TOKCOMPAT_GRID_CACHE")
+    explicit = environment.read("TOKCOMPAT_GRID_CACHE")
     if explicit:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

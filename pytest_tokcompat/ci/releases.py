@@ -35,6 +35,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from pytest_tokcompat import environment
 from pytest_tokcompat.errors import ReleaseError
 
 PROJECT = "transformers"
@@ -313,7 +314,7 @@ def spec_items(spec: str) -> list[str]:
 def upstream_requirement(upstream: str | None = None, project: str = PROJECT) -> str:
     """The requirement for ``main``: a git URL (its ``main`` branch unless it names a ref), a local git
     checkout (its ``main`` branch), a local source folder, a wheel file, or any URL pip takes."""
-    given = (upstream or os.environ.get(UPSTREAM_ENV) or DEFAULT_UPSTREAM).strip()
+    given = (upstream or environment.read(UPSTREAM_ENV) or DEFAULT_UPSTREAM).strip()
     local = Path(given).expanduser()
     if local.exists():
         local = local.resolve()

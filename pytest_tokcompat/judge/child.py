@@ -37,14 +37,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_tokcompat import environment
 from pytest_tokcompat.credentials import credential_values, scrub, scrub_data, without_credentials
 from pytest_tokcompat.judge import reaper
 from pytest_tokcompat.judge.frames import Binding
+from pytest_tokcompat.limits import MAX_MEMORY_MB
 
 ISOLATION_ENV = "TOKCOMPAT_ISOLATION"
 """process (the default where os.fork exists), spawn (the default elsewhere), or inprocess."""
-MEMORY_ENV = "TOKCOMPAT_MAX_MEMORY_MB"
-DEFAULT_MAX_MEMORY_MB = 8192.0
+MEMORY_ENV = MAX_MEMORY_MB.variable
+DEFAULT_MAX_MEMORY_MB = MAX_MEMORY_MB.default
 """Address space one attempt may map (RLIMIT_AS); 0 turns the cap off."""
 CAPTURE_BYTES = 4096
 GRACE_SECONDS = 1.0
@@ -70,7 +72,7 @@ def _captured(stream: object) -> str:
 
 def isolation_mode() -> str:
     """How attempts run here: ``process`` (fork server), ``spawn`` or ``inprocess``."""
-    mode = os.environ.get(ISOLATION_ENV, "").strip().lower()
+    mode = (environment.read(ISOLATION_ENV) or "").lower()
     if mode in ("process", "spawn", "inprocess"):
         return "spawn" if mode == "process" and not hasattr(os, "fork") else mode
     return "process" if hasattr(os, "fork") else "spawn"
@@ -78,7 +80,7 @@ def isolation_mode() -> str:
 
 def max_memory_mb() -> float | None:
     """The memory cap of one attempt in MB, from TOKCOMPAT_MAX_MEMORY_MB (0: none)."""
-    raw = os.environ.get(MEMORY_ENV, "").strip()
+    raw = environment.read(MEMORY_ENV)
     try:
         value = float(raw) if raw else DEFAULT_MAX_MEMORY_MB
     except ValueError:

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat import environment
 from pytest_tokcompat.credentials import without_credentials
 from pytest_tokcompat.errors import CheckpointError
 from pytest_tokcompat.judge.contract_checks import ContractTruth, frozen_clock
@@ -49,6 +50,7 @@ from pytest_tokcompat.judge.parity import (
 from pytest_tokcompat.judge.probes import derive_probes, probe_texts
 from pytest_tokcompat.judge.remedies import register_alias
 from pytest_tokcompat.judge.static import StaticView, special_tokens, static_view
+from pytest_tokcompat.limits import LOAD_TIMEOUT, MAX_FILE_MB
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Dimension, Remedy, Repair, Verdict
@@ -56,8 +58,8 @@ from pytest_tokcompat.sources.names import LoadTarget
 
 REMEDIES = tuple(Remedy)
 BROKEN, UNCHECKED = Verdict.BROKEN, Verdict.NOT_CHECKED
-DEFAULT_LOAD_TIMEOUT = 300.0
-DEFAULT_MAX_FILE_MB = 512
+DEFAULT_LOAD_TIMEOUT = LOAD_TIMEOUT.default
+DEFAULT_MAX_FILE_MB = MAX_FILE_MB.default
 OK, SKIPPED, TIMEOUT, CRASHED = (
     AttemptStatus.OK,
     AttemptStatus.SKIPPED,
@@ -966,7 +968,9 @@ OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 def client_environ(environ: dict[str, str]) -> dict[str, str]:
     """The environment a client loader is called in: ours without what our tools set (``SET_BY_TOOL``)."""
-    dropped = {name.strip() for name in environ.get(SET_BY_TOOL, "").split(",") if name.strip()}
+    dropped = {
+        name.strip() for name in (environment.read(SET_BY_TOOL, environ) or "").split(",") if name.strip()
+    }
     return {key: value for key, value in environ.items() if key not in dropped and key != SET_BY_TOOL}
 
 

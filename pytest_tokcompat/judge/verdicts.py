@@ -33,6 +33,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat import environment
 from pytest_tokcompat.contract import judge_identity, probe_set_identity
 from pytest_tokcompat.judge.ladder import REMEDIES, Judgement, truth_from
 from pytest_tokcompat.matrix.aliases import Alias
@@ -74,12 +75,12 @@ WEIGHT_SUFFIXES = {
 
 def verdict_cache_dir() -> Path | None:
     """Where verdicts are kept now, or None where ``$TOKCOMPAT_VERDICT_CACHE`` switches the cache off."""
-    explicit = os.environ.get(CACHE_ENV, "").strip()
+    explicit = environment.read(CACHE_ENV) or ""
     if explicit.lower() in _OFF:
         return None
     if explicit:
         return Path(os.path.expanduser(explicit))
-    snapshots = os.environ.get("TOKCOMPAT_CACHE")
+    snapshots = environment.read("TOKCOMPAT_CACHE")
     if snapshots:
         return Path(os.path.expanduser(snapshots)) / "verdicts"
     return user_cache_home() / "verdicts"
@@ -158,7 +159,7 @@ class Cached:
 
 def max_cache_bytes() -> int:
     """The size the cache is pruned to, from ``$TOKCOMPAT_VERDICT_CACHE_MAX_MB`` (a bad value: the default)."""
-    raw = os.environ.get(MAX_MB_ENV, "").strip()
+    raw = environment.read(MAX_MB_ENV) or ""
     try:
         megabytes = float(raw) if raw else DEFAULT_MAX_MB
     except ValueError:

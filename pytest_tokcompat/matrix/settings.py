@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat import environment
 from pytest_tokcompat.errors import ConfigError
 from pytest_tokcompat.matrix.loader import bundled_matrix, default_matrix, find_rootdir
 
@@ -110,7 +111,7 @@ def _checked(path: Path, table: dict[str, Any]) -> dict[str, Any]:
 def find_project_config(start: Path, environ: Mapping[str, str] | None = None) -> ProjectConfig:
     """The nearest ``pyproject.toml`` with ``[tool.tokcompat]`` from ``start`` upwards, validated."""
     environ = os.environ if environ is None else environ
-    named = environ.get(CONFIG_VAR, "").strip()
+    named = environment.read(CONFIG_VAR, environ) or ""
     if named.lower() == NO_CONFIG:
         return ProjectConfig()
     if named:
@@ -151,7 +152,7 @@ def resolve_settings(
         variable = ENV_VARS.get(key)
         sources: list[tuple[str, Any, Path]] = [
             (f"--{key}", flags.get(key), here),
-            (f"${variable}", environ.get(variable) if variable else None, here),
+            (f"${variable}", environment.read(variable, environ) if variable else None, here),
             (f"{project.path} [{TABLE}]", project.values.get(key), project.folder or here),
             (f"ini tokcompat_{key}", ini.get(key), Path(ini_root) if ini_root is not None else rootdir),
         ]

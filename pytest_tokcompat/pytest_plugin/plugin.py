@@ -8,19 +8,16 @@ a test asks for a ``tokcompat_*`` fixture).
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_tokcompat.limits import SETTINGS
+
 if TYPE_CHECKING:
     from pytest_tokcompat.pytest_plugin.session import TokcompatRun
-
-DEFAULT_LOAD_TIMEOUT = 300.0
-DEFAULT_MAX_FILE_MB = 512.0
 
 RUN_KEY: pytest.StashKey[TokcompatRun] = pytest.StashKey()
 """The run's state (matrix, limits, judgements, fixtures' tokenizers) in ``config.stash``."""
@@ -28,32 +25,6 @@ RECORD_KEY: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
 """An item's report record, in ``item.stash`` until the report of its call phase carries it."""
 REPORT_ATTRIBUTE = "tokcompat"
 """``report.tokcompat``: the record on the test report (a JSON string on the wire between xdist processes)."""
-
-
-def _number(text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {what}") from None
-    if math.isnan(value) or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of {what}")
-    return value
-
-
-def load_timeout_seconds(text: str) -> float:
-    """--tokcompat-load-timeout: seconds, 0 for no limit; nan, inf and negative values are refused."""
-    value = _number(text, "seconds")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative: give seconds, or 0 for no limit")
-    return value
-
-
-def max_file_megabytes(text: str) -> float:
-    """--tokcompat-max-file-mb: a positive size; nan (which would switch the cap off), inf, <= 0 refused."""
-    value = _number(text, "megabytes")
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive size in megabytes")
-    return value
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -98,20 +69,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="fail, rather than skip, cases whose hub files cannot be had",
     )
-    group.addoption(
-        "--tokcompat-load-timeout",
-        metavar="SECONDS",
-        type=load_timeout_seconds,
-        default=DEFAULT_LOAD_TIMEOUT,
-        help="time limit of one tokenizer load, 0 for none (default: %(default)g)",
-    )
-    group.addoption(
-        "--tokcompat-max-file-mb",
-        metavar="MB",
-        type=max_file_megabytes,
-        default=DEFAULT_MAX_FILE_MB,
-        help="refuse tokenizer files larger than this (default: %(default)g)",
-    )
+    for limit in SETTINGS:  # flag, ini key and $TOKCOMPAT_<KEY> for each (pytest_tokcompat/limits.py)
+        group.addoption(
+            limit.flag,
+            metavar=limit.unit.upper(),
+            type=limit.parse,
+            default=None,
+            help=f"{limit.help} (default: ${limit.variable}, ini {limit.ini}, else {limit.default:g})",
+        )
+        parser.addini(
+            limit.ini, f"{limit.help} (the flag {limit.flag} and ${limit.variable} win)", default=""
+        )
     group.addoption(
         "--tokcompat-loader",
         metavar="[NAME=]MODULE:CALLABLE[:ATTR]",

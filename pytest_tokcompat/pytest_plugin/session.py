@@ -18,6 +18,7 @@ import pytest
 
 from pytest_tokcompat.errors import ConfigError, MatrixError
 from pytest_tokcompat.judge.cache import JudgeCache
+from pytest_tokcompat.limits import LOAD_TIMEOUT, SETTINGS, LimitError, or_none, resolve
 from pytest_tokcompat.matrix.clients import (
     SPEC_FORM,
     ClientLoader,
@@ -157,6 +158,7 @@ class TokcompatRun:
         self._matrix: Matrix | None = None
         self._loaders: list[ClientLoader] | None = None
         self._registry: dict[str, Alias] | None = None
+        self._limits: Limits | None = None
         self._tokenizers: OrderedDict[str, Any] = OrderedDict()
         self._nodeid_files: dict[str, bool] = {}
 
@@ -190,10 +192,14 @@ class TokcompatRun:
     def limits(self) -> Limits:
         from pytest_tokcompat.judge.ladder import Limits
 
-        timeout = float(self.config.getoption("tokcompat_load_timeout"))
-        return Limits(
-            load_timeout=timeout or None, max_file_mb=float(self.config.getoption("tokcompat_max_file_mb"))
-        )
+        if self._limits is None:
+            values = run_limits(self.config)
+            self._limits = Limits(
+                load_timeout=or_none(LOAD_TIMEOUT, values["load_timeout"]),
+                max_file_mb=values["max_file_mb"],
+                max_memory_mb=values["max_memory_mb"],  # 0: no cap (Limits' own meaning)
+            )
+        return self._limits
 
     @property
     def inside_rootdir(self) -> bool:
@@ -348,12 +354,25 @@ def run_of(config: pytest.Config) -> TokcompatRun:
     return run
 
 
+def run_limits(config: pytest.Config) -> dict[str, float]:
+    """Each limit of ``pytest_tokcompat.limits``: the flag, then its variable, then its ini key, then the default."""
+    values: dict[str, float] = {}
+    for setting in SETTINGS:
+        try:
+            value = resolve(setting, config.getoption(f"tokcompat_{setting.key}"), config.getini(setting.ini))
+        except LimitError as error:
+            raise pytest.UsageError(f"pytest-tokcompat: {error}") from None
+        values[setting.key] = value
+    return values
+
+
 def start_run(config: pytest.Config) -> TokcompatRun:
     """--tokcompat: the matrix and the report path are checked now, before any test runs."""
     run = config.stash[RUN_KEY] = TokcompatRun(config, enabled=True)
     run.matrix  # noqa: B018 - load and validate now: a bad matrix is a usage error before collection
     run.loaders  # noqa: B018 - and the clients' loaders, from the matrix, the ini file and the options
     run.registry  # noqa: B018 - and the declared aliases (matrix and hooks): a bad one stops the run now
+    run.limits  # noqa: B018 - and the limits (flag, $TOKCOMPAT_<KEY>, ini key): a bad value is a usage error
     run.add_matrix_to_the_arguments()
     config.pluginmanager.register(run, "tokcompat-run")
     if is_controller(config):

@@ -25,6 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat import environment
 from pytest_tokcompat.errors import SnapshotError
 
 SOURCES_FILE = "tokcompat-sources.json"
@@ -44,7 +45,7 @@ def user_cache_home() -> Path:
 
 def cache_root() -> Path:
     """Where assembled snapshots live: $TOKCOMPAT_CACHE, else the XDG cache folder."""
-    explicit = os.environ.get("TOKCOMPAT_CACHE")
+    explicit = environment.read("TOKCOMPAT_CACHE")
     if explicit:
         return Path(explicit)
     return user_cache_home() / "snapshots"
