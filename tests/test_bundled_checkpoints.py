@@ -19,7 +19,7 @@ import pytest
 from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.matrix.loader import Case, load_matrix
-from pytest_tokcompat.sources import snapshots
+from pytest_tokcompat.sources import derive, snapshots
 from pytest_tokcompat.sources.snapshots import SOURCES_FILE, SnapshotError, materialize, packaged_file
 
 if TYPE_CHECKING:
@@ -345,7 +345,7 @@ def test_a_file_that_is_not_a_zip_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_member_over_the_size_cap_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(snapshots, "ZIP_MEMBER_MAX_BYTES", 8)
+    monkeypatch.setattr(derive, "ZIP_MEMBER_MAX_BYTES", 8)
     folder = _zip_folder(
         tmp_path, {"tokenizer.json": PAYLOAD}, {"member": "tokenizer.json", "sha256": PAYLOAD_SHA}
     )

@@ -16,6 +16,7 @@ import pytest
 from reportdata import alias_record, assert_valid_report, case, not_checked, report, report_schema_errors
 
 from pytest_tokcompat import contract
+from pytest_tokcompat.contract import reading, validator, writing
 from pytest_tokcompat.errors import ReportError
 from pytest_tokcompat.model import AliasState, AttemptStatus, CaseStatus, Verdict
 
@@ -159,7 +160,7 @@ def _keywords(node: Any) -> set[str]:
 
 
 def test_the_schema_uses_only_what_the_built_in_reader_understands() -> None:
-    assert _keywords(contract.load_report_schema()) <= contract._SchemaSubset.KEYWORDS
+    assert _keywords(contract.load_report_schema()) <= validator.SchemaSubset.KEYWORDS
 
 
 def _variants() -> list[Any]:
@@ -207,7 +208,7 @@ def _variants() -> list[Any]:
 def test_the_built_in_reader_agrees_with_jsonschema() -> None:
     variants = _variants()
     valid = 0
-    reader, schema = contract._reader(), contract.load_report_schema()
+    reader, schema = reading.report_reader(), contract.load_report_schema()
     for document in variants:
         ours = contract.schema_problems(document)
         theirs = report_schema_errors(document)
@@ -351,13 +352,13 @@ def test_the_lock_makes_a_second_writer_wait_instead_of_racing_past(
 ) -> None:
     """A slow write (a busy disk): the other writer must see its report, not decide before it lands."""
     target = tmp_path / "transformers-5.24.0.json"
-    write = contract._atomic_write
+    write = writing._atomic_write
 
     def slow_write(path: Path, document: Any) -> None:
         time.sleep(0.2)
         write(path, document)
 
-    monkeypatch.setattr(contract, "_atomic_write", slow_write)
+    monkeypatch.setattr(writing, "_atomic_write", slow_write)
     documents = [full(started_at=EARLY, finished_at=LATE), full(started_at=MIDDLE, finished_at=LATER)]
     threads = [threading.Thread(target=contract.write_report, args=(target, d)) for d in documents]
     for thread in threads:

@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -584,3 +585,61 @@ def test_a_broken_link_or_a_page_left_out_of_the_nav_fails_the_strict_build(tmp_
     result = build_site(project, tmp_path / "broken")
     assert result.returncode != 0
     assert "no-such-page.md" in result.stderr and "stray.md" in result.stderr, result.stderr[-4000:]
+
+
+# --- the public API ----------------------------------------------------------------------------------
+
+
+def test_every_public_name_resolves_and_is_documented_on_the_api_page() -> None:
+    import pytest_tokcompat
+
+    hook = reference_hook()
+    page = (DOCS / "reference" / "api.md").read_text(encoding="utf-8")
+    assert "<!-- tokcompat-reference: public-api -->" in page, "the page is generated from __all__"
+    text = hook.expand(page, "api.md")
+    assert len(pytest_tokcompat.__all__) > 10, "the control: __all__ lists the API"
+    for name in pytest_tokcompat.__all__:
+        value = getattr(pytest_tokcompat, name)  # resolves: the lazy import finds it
+        assert f"### `{name}`" in text, f"docs/reference/api.md does not document {name}"
+        doc = (getattr(value, "__doc__", None) or "").strip() if name != "__version__" else str(value)
+        assert doc.splitlines()[0] in text, f"the page does not show the docstring of {name}"
+
+
+def test_a_public_name_without_a_docstring_fails_the_build() -> None:
+    hook = reference_hook()
+
+    class Documented:
+        """A documented class."""
+
+    class Undocumented(Documented):
+        pass
+
+    package = types.ModuleType("fake_package")
+    package.__all__ = ["Documented", "Undocumented"]  # type: ignore[attr-defined]
+    package.Documented, package.Undocumented = Documented, Undocumented  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match=r"fake_package\.Undocumented is in __all__ but has no docstring"):
+        hook.api_reference(package)
+    package.__all__ = ["Documented"]  # type: ignore[attr-defined]
+    assert "A documented class." in hook.api_reference(package)
+
+
+def test_listing_the_public_api_imports_neither_transformers_nor_the_judge() -> None:
+    code = (
+        "import sys, pytest_tokcompat as t; print(t.__all__); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('transformers', 'tokenizers') "
+        "or m.startswith(('pytest_tokcompat.judge', 'pytest_tokcompat.api'))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    listed, imported = result.stdout.splitlines()
+    assert "'load_tokenizer'" in listed and "'LoadedTokenizer'" in listed
+    assert imported == "[]", imported
+    control = subprocess.run(
+        [sys.executable, "-c", code.replace("print(t.__all__)", "t.load_tokenizer")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "pytest_tokcompat.api" in control.stdout, "the control: using a name imports its module"

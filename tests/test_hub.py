@@ -24,7 +24,8 @@ from huggingface_hub.utils import filter_repo_objects
 from pytest_tokcompat import cli
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, NotReachable, NotRunnable, run_case
 from pytest_tokcompat.matrix.loader import load_matrix
-from pytest_tokcompat.sources import hub
+from pytest_tokcompat.sources import hub, remote_code
+from pytest_tokcompat.sources.resolve import describe, resolve_name
 
 pytest_plugins = ["pytester"]
 
@@ -193,13 +194,13 @@ def test_a_tokenizer_only_repo_resolves_and_a_repo_without_tokenizer_files_is_re
 def test_a_served_name_resolves_to_its_repo(cache: Path) -> None:
     repo, commit = hubcache.add_bundled(cache, "glm-5-nvfp4")
     assert repo == "lukealonso/GLM-5-NVFP4"
-    assert hub.resolve_name("glm-5") == cache / "models--lukealonso--GLM-5-NVFP4" / "snapshots" / commit
-    code, text = hub.resolve_command("glm-5", None)
+    assert resolve_name("glm-5") == cache / "models--lukealonso--GLM-5-NVFP4" / "snapshots" / commit
+    code, text = describe("glm-5", None)
     assert code == 0
     assert text.startswith("glm-5 -> lukealonso/GLM-5-NVFP4")
     assert "served name of case 'glm-5-nvfp4'" in text
     assert "also the id of case 'glm-5' (zai-org/GLM-5)" in text
-    code, text = hub.resolve_command("deepseek-v3.2-exp", None)
+    code, text = describe("deepseek-v3.2-exp", None)
     assert (code, text.splitlines()[0]) == (0, f"deepseek-v3.2-exp -> {DEEPSEEK}")
 
 
@@ -207,13 +208,13 @@ def test_an_unknown_served_name_says_how_to_pass_the_repo(
     cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(NotReachable) as caught:  # a bare name is a hub id too: not cached, offline
-        hub.resolve_name("my-served-llm")
+        resolve_name("my-served-llm")
     message = str(caught.value)
     assert message.startswith("'my-served-llm' could not be had here; tried, in order: a folder (no folder ")
     assert "a case id, served name or repo in" in message and "(none, case-insensitive)" in message
     assert "load_tokenizer('OWNER/my-served-llm')" in message and "deepseek" not in message.lower()
     assert "served_names: [my-served-llm]" in message
-    code, text = hub.resolve_command("my-served-llm", None)
+    code, text = describe("my-served-llm", None)
     assert code == 0 and "a hub repo id with no matrix entry" in text and "not in the hub cache" in text
     assert cli.main(["check", "my-served-llm"]) == 3
     assert "tokcompat check OWNER/my-served-llm" in capsys.readouterr().err
@@ -222,7 +223,7 @@ def test_an_unknown_served_name_says_how_to_pass_the_repo(
         "  - {id: a, repo: o/a, served_names: [x], expect: native}\n"
         "  - {id: b, repo: o/b, served_names: [x], expect: native}\n",
     )
-    code, text = hub.resolve_command("x", duplicated)
+    code, text = describe("x", duplicated)
     assert code == 2 and "served name of several matrix entries" in text
 
 
@@ -288,7 +289,7 @@ def test_modules_imported_relatively_are_fetched_too(cache: Path) -> None:
 def test_code_in_another_repo_is_refused(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps({"auto_map": {"AutoConfig": "other/repo--conf.C"}}))
     with pytest.raises(NotRunnable, match="names code in another repo"):
-        hub.remote_code_modules(tmp_path, "o/x")
+        remote_code.remote_code_modules(tmp_path, "o/x")
 
 
 # ---- online, against a local hub (tests/hubserver.py, reached through HF_ENDPOINT) --------------------

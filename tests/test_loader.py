@@ -21,12 +21,11 @@ from pytest_tokcompat.api import (
     TokenizerBroken,
     load_tokenizer,
 )
-from pytest_tokcompat.errors import CheckpointError, TokcompatError
+from pytest_tokcompat.errors import CheckpointError, TokcompatError, UnknownName
 from pytest_tokcompat.judge.evaluate import NotReachable, NotRunnable
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
-from pytest_tokcompat.sources.hub import UnknownName
 
 TOY_ALIAS = aliases.Alias(
     model_type=toys.TOY_ALIAS_TYPE,

@@ -11,7 +11,6 @@ from packaging.version import Version
 from pytest_tokcompat.matrix.loader import (
     CASE_KEYS,
     MAX_MATRIX_BYTES,
-    MAX_NODES,
     MAX_PROBLEMS,
     OUTCOMES,
     Case,
@@ -23,6 +22,7 @@ from pytest_tokcompat.matrix.loader import (
     parse_matrix,
 )
 from pytest_tokcompat.matrix.versions import matching_ranges, overlapping_pairs, parse_range
+from pytest_tokcompat.matrix.yamlnodes import MAX_NODES
 
 ONE_CASE = "cases:\n  - {id: a, repo: o/n, expect: native}\n"
 
@@ -576,10 +576,10 @@ def test_a_flood_of_tiny_nodes_is_stopped_while_composing_at_its_line(tmp_path: 
 def test_the_node_count_holds_without_libyaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import yaml
 
-    from pytest_tokcompat.matrix import loader
+    from pytest_tokcompat.matrix import yamlnodes
 
     monkeypatch.setattr(yaml, "__with_libyaml__", False)  # the pure-Python composer counts on its own
-    monkeypatch.setattr(loader, "MAX_NODES", 1000)  # ~50 µs a node there: keep the test short
+    monkeypatch.setattr(yamlnodes, "MAX_NODES", 1000)  # ~50 µs a node there: keep the test short
     path = write(tmp_path, "cases:\n" + "- a\n" * 1200)
     problem = only_problem(path)
     assert (problem.line, problem.what) == (999, "more than 1000 YAML nodes")

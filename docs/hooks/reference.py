@@ -2,18 +2,20 @@
 
 A page holds a marker line ``<!-- tokcompat-reference: KIND -->``; the build replaces it with
 Markdown made from the CLI's own parser (``cli.build_parser()``), the plugin's ``pytest_addoption``
-calls, the hook specifications' docstrings, the two JSON schemas and the CI pieces' inputs. A marker of an unknown kind
+calls, the hook specifications' docstrings, the two JSON schemas, the CI pieces' inputs and the public API's docstrings. A marker of an unknown kind
 fails the build, so a misspelt marker never leaves a page silently empty.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
@@ -253,6 +255,70 @@ def action_inputs() -> str:
     return _inputs_table(action["inputs"])
 
 
+def _own_doc(value: object) -> str | None:
+    """The docstring ``value`` has itself: a class's own, never one inherited or a dataclass's signature."""
+    if isinstance(value, type):
+        doc = value.__dict__.get("__doc__")
+        generated = value.__name__ + "(" if dataclasses.is_dataclass(value) else None
+        return None if not doc or (generated and doc.startswith(generated)) else inspect.cleandoc(doc)
+    if callable(value):
+        return inspect.getdoc(value)
+    return None
+
+
+class _Written:
+    """An annotation shown as written: the package postpones annotations, so they are strings."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _signature(name: str, value: Callable[..., object]) -> str:
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return name
+
+    def written(annotation: object) -> object:
+        return _Written(annotation) if isinstance(annotation, str) else annotation
+
+    parameters = [p.replace(annotation=written(p.annotation)) for p in signature.parameters.values()]
+    shown = signature.replace(parameters=parameters, return_annotation=written(signature.return_annotation))
+    return f"{name}{shown}"
+
+
+def api_reference(package: ModuleType | None = None) -> str:
+    """Each name of the package's ``__all__``: where it lives, its signature and its docstring.
+
+    A public name without a docstring of its own fails the build, naming it.
+    """
+    if package is None:
+        import pytest_tokcompat as package
+    parts: list[str] = []
+    for name in package.__all__:
+        value = getattr(package, name)
+        if name == "__version__":
+            parts += [f"### `{name}`", "", f"The installed package's version, `{value}`.", ""]
+            continue
+        doc = _own_doc(value)
+        if doc is None:
+            raise ValueError(f"{package.__name__}.{name} is in __all__ but has no docstring; write one")
+        kind = (
+            "exception"
+            if isinstance(value, type) and issubclass(value, BaseException)
+            else ("class" if isinstance(value, type) else "function")
+        )
+        signature = _signature(name, value)
+        parts += [f"### `{name}`", "", f"*{kind}, from `{value.__module__}`*", ""]
+        if kind != "exception":
+            parts += ["```python", signature, "```", ""]
+        parts += [doc, ""]
+    return "\n".join(parts).rstrip()
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "environment": environment_reference,
     "cli": cli_reference,
@@ -262,6 +328,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "report-schema": _report_schema,
     "workflow-inputs": workflow_inputs,
     "action-inputs": action_inputs,
+    "public-api": api_reference,
 }
 
 

