@@ -299,3 +299,45 @@ def test_an_attempt_whose_observations_are_wrong_or_short_is_not_checked(tmp_pat
     assert refused.status == AttemptStatus.NOT_CHECKED and refused.undecided
     assert "nothing it reported is used" in (refused.detail or "")
     assert ("not of its type" if wrong == "shape" else "without the answer to") in (refused.detail or "")
+
+
+SHIFTING_LOADER = """
+from transformers import AutoTokenizer
+
+
+class Shifted:
+    def __init__(self, tokenizer, shift):
+        self._tokenizer, self._shift = tokenizer, shift
+
+    def encode(self, text, **kwargs):
+        return [i + self._shift for i in self._tokenizer.encode(text, **kwargs)]
+
+    def __getattr__(self, name):
+        return getattr(self._tokenizer, name)
+
+    def __call__(self, *args, **kwargs):
+        return self._tokenizer(*args, **kwargs)
+
+
+def load(path, shift=0):
+    return Shifted(AutoTokenizer.from_pretrained(path), shift)
+"""
+
+
+def test_a_client_loaders_differing_ids_are_counted_by_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_tokcompat.matrix.clients import ClientLoader
+
+    (tmp_path / "shifting_loader.py").write_text(SHIFTING_LOADER, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    folder = toys.native_toy(tmp_path / "toy")
+    loaders = [
+        ClientLoader("same", "shifting_loader", "load"),
+        ClientLoader("shifted", "shifting_loader", "load", kwargs={"shift": 1}),
+    ]
+    same, shifted = judge_within(folder, loaders=loaders).loaders
+    assert same.attempt.status == AttemptStatus.OK and same.differing is None  # control: nothing differs
+    assert shifted.attempt.status == AttemptStatus.DRIFT
+    assert shifted.compared and shifted.differing == shifted.compared  # every id is one too high
+    assert shifted.attempt.replay is None  # the recording is not kept past the count

@@ -727,10 +727,17 @@ def _job(folder: Path, remedy: str | None, alias: Alias | None, found: _Found, *
 
 
 def _absorb(
-    run: Any, remedy: str, found: _Found, timeout: float | None, max_memory_mb: float | None = None
+    run: Any,
+    remedy: str,
+    found: _Found,
+    timeout: float | None,
+    max_memory_mb: float | None = None,
+    *,
+    keep_replay: bool = False,
 ) -> Attempt:
     """Take what a child said: the checkpoint's view and truth, and this attempt (or why it has none),
-    its parity measured here from what the child observed."""
+    its parity measured here from what the child observed (kept as ``replay`` only where asked: a run
+    holds many attempts)."""
     if run.untrusted:  # a frame not of its job (judge/frames.py): nothing that child said is used
         refused = untrusted_attempt(remedy, run.untrusted)
         refused.stdout, refused.stderr = run.stdout or None, run.stderr or None
@@ -760,6 +767,7 @@ def _absorb(
     if attempt is None:
         attempt = _unreported(run, remedy, failure, timeout)
     attempt.stdout, attempt.stderr = run.stdout or None, run.stderr or None
+    attempt.replay = attempt.replay if keep_replay else None
     return attempt
 
 
@@ -995,13 +1003,14 @@ def _judge_loader(
     job = _job(folder, None, None, found, loader=loader, **given)
     job.environ = client_environ(job.environ)
     run = child.run(job, limits.load_timeout)
-    attempt = _absorb(run, name, found, limits.load_timeout, job.max_memory_mb)
+    attempt = _absorb(run, name, found, limits.load_timeout, job.max_memory_mb, keep_replay=True)
     counts: dict[str, int] = {}
     if attempt.status == DRIFT and attempt.replay is not None and found.truth is not None:
         with contextlib.suppress(Exception, NotObserved):  # the count is extra detail, never the result
             counts["differing"], counts["compared"] = _count_differing(
                 attempt.replay, found.truth, found.texts
             )
+    attempt.replay = None
     replaced = next((m for m in run.messages if m.get("kind") == "replaces-native"), {})
     registered = next((m for m in run.messages if m.get("kind") == "registers"), {})
     offline = {key: job.environ[key] for key in OFFLINE_VARIABLES if job.environ.get(key)}
