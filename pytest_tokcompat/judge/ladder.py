@@ -523,7 +523,8 @@ def _count_differing(tokenizer: Any, truth: Truth, texts: list[str]) -> tuple[in
 
 
 def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) -> None:
-    """Read the checkpoint if no earlier child did, then load with ``job.remedy`` and check parity.
+    """Read the checkpoint if no earlier child did, then load with ``job.remedy`` and report what the
+    tokenizer answers to the job's questions (``observed.observe``); the parent computes parity from that.
 
     ``contain`` (in a child) turns every BaseException of the attempt (SystemExit, a Rust panic,
     KeyboardInterrupt raised by remote code) into the attempt's result; in-process, an interrupt
