@@ -267,9 +267,8 @@ for _fd in _pipes:
 """
 
 _CLAIM = (
-    '{"remedy": "%s", "status": "ok", "detail": null, "tokenizer_class": "GPT2TokenizerFast", '
-    '"parity": {"status": "match", "checked": 9, "source": "forged"}, "warnings": [], "seconds": 0.0, '
-    '"remote_files": [], "stdout": null, "stderr": null}'
+    '{"remedy": "%s", "loaded": true, "detail": null, "tokenizer_class": "GPT2TokenizerFast", '
+    '"warnings": [], "seconds": 0.0, "loaded_as": null, "undecided": false, "observations": null}'
 )
 FORGERIES = {
     "another-remedy": (
@@ -347,7 +346,7 @@ def _job(**overrides: Any) -> Job:
         "record": False,
         "view": {},
         "texts": ["a"],
-        "truth": None,
+        "questions": None,
         "truth_error": None,
         "environ": {},
         "cwd": "/",
@@ -358,7 +357,7 @@ def _job(**overrides: Any) -> Job:
 
 
 def _attempt(remedy: str = "auto_map") -> dict[str, Any]:
-    return {"kind": "attempt", "attempt": {**json.loads(_CLAIM % remedy), "status": "ok"}}
+    return {"kind": "attempt", "attempt": json.loads(_CLAIM % remedy)}
 
 
 def test_binding_accepts_the_protocol_of_each_job_in_order() -> None:
@@ -393,12 +392,18 @@ def test_binding_accepts_the_protocol_of_each_job_in_order() -> None:
             "after the load began",
         ),
         ({}, [{"kind": "registry"}], "unknown kind"),
-        ({}, [{"kind": "differing", "differing": 0, "compared": 1}], "calls no client loader"),
+        ({}, [{"kind": "registers", "registers": []}], "calls no client loader"),
+        ({}, [{"kind": "differing", "differing": 0, "compared": 1}], "unknown kind"),
         ({"remedy": None}, [_attempt()], "asked for no attempt"),
         (
             {},
-            [{"kind": "attempt", "attempt": {**_attempt()["attempt"], "status": "great"}}],
-            "no attempt status",
+            [{"kind": "attempt", "attempt": {**_attempt()["attempt"], "loaded": "yes"}}],
+            "does not say whether the tokenizer loaded",
+        ),
+        (
+            {},
+            [{"kind": "attempt", "attempt": {**_attempt()["attempt"], "status": "ok"}}],
+            "claims a status or parity",
         ),
     ],
 )

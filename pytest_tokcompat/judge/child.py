@@ -2,11 +2,11 @@
 
 An attempt runs a checkpoint's files and, where the caller opts in, its code. In the caller's
 process that code could monkeypatch transformers for the next case, exit the run, panic, hang,
-start threads or flood the output. So the parent judges nothing itself: a small fork server
+start threads or flood the output. So the parent runs no attempt itself: a small fork server
 (started once per process, on first use) imports transformers and tokenizers, and forks one
 child per attempt, which costs milliseconds instead of an import. The child sends typed
 messages back as JSON frames over a pipe (never pickle: nothing the child sends can run code
-in the parent); the parent enforces a hard time limit per phase (SIGTERM to the child's process
+in the parent), and what its tokenizer answered, never a verdict (``observed.py``); the parent enforces a hard time limit per phase (SIGTERM to the child's process
 group, SIGKILL after a grace), a memory cap (``RLIMIT_AS`` in the child, ``TOKCOMPAT_MAX_MEMORY_MB``)
 and keeps the last 4 KB of the child's stdout and stderr.
 

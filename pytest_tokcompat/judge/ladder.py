@@ -35,6 +35,16 @@ from pytest_tokcompat.errors import CheckpointError
 from pytest_tokcompat.judge.contract_checks import ContractTruth, frozen_clock
 from pytest_tokcompat.judge.inputs import check_checkpoint_files
 from pytest_tokcompat.judge.isolation import isolated_transformers
+from pytest_tokcompat.judge.observed import (
+    Malformed,
+    NotObserved,
+    Questions,
+    Replay,
+    Report,
+    observe,
+    questions_for,
+    read_report,
+)
 from pytest_tokcompat.judge.parity import (
     MATCH,
     MISMATCH,
@@ -148,6 +158,8 @@ class Attempt:
     """The judge's own limit (time, memory) or failure stopped it: says nothing about the remedy."""
     loaded_as: str | None = None
     """The name ``from_pretrained`` was given (a repo id, or a folder's path as given)."""
+    replay: Replay | None = field(default=None, repr=False, compare=False)
+    """What its child observed of the tokenizer, answering as it did (in this process only, never stored)."""
 
     def __post_init__(self) -> None:
         self.status = AttemptStatus(self.status)
@@ -468,7 +480,8 @@ class Job:
     record: bool
     view: dict[str, Any] | None
     texts: list[str] | None
-    truth: dict[str, Any] | None
+    questions: dict[str, Any] | None
+    """What to ask the tokenizer beyond encoding ``texts`` (``observed.Questions``): never the truth itself."""
     truth_error: str | None
     environ: dict[str, str]
     cwd: str
@@ -512,7 +525,8 @@ def _count_differing(tokenizer: Any, truth: Truth, texts: list[str]) -> tuple[in
 
 
 def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) -> None:
-    """Read the checkpoint if no earlier child did, then load with ``job.remedy`` and check parity.
+    """Read the checkpoint if no earlier child did, then load with ``job.remedy`` and report what the
+    tokenizer answers to the job's questions (``observed.observe``); the parent computes parity from that.
 
     ``contain`` (in a child) turns every BaseException of the attempt (SystemExit, a Rust panic,
     KeyboardInterrupt raised by remote code) into the attempt's result; in-process, an interrupt
@@ -525,14 +539,16 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
         if job.view is None:
             emit({"kind": "view", "view": asdict(view)})
         if job.texts is None:
-            texts, truth, truth_error = _read_truth(folder, job, emit)
+            texts, truth, _ = _read_truth(folder, job, emit)
         else:
-            texts, truth, truth_error = job.texts, truth_from(job.truth), job.truth_error
+            texts, truth = job.texts, None
     except CheckpointError as error:
         emit({"kind": "checkpoint-error", "message": str(error)})
         return
     if job.remedy is None and job.loader is None:
         return
+    questions = questions_for(truth) if job.texts is None else Questions.from_json(job.questions)
+    observations: dict[str, Any] | None = None
     emit({"kind": "phase", "phase": "load"})
     attempt = Attempt(attempt_name(job), LOAD_ERROR)
     attempt.loaded_as = job.target.name if job.target is not None else str(folder)
@@ -547,7 +563,7 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
         except caught as error:  # any failure to load is this attempt's result
             if isinstance(error, LoadTimeout):  # in-process only: the caller's time limit
                 raise
-            attempt.detail, loaded = _memory_hint(error, job), None
+            attempt.detail, loaded = _memory_hint(error, job.max_memory_mb), None
             attempt.undecided = isinstance(error, MemoryError)
         if job.loader is not None:
             with contextlib.suppress(Exception):  # findings beside the result, never the result
@@ -558,30 +574,21 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
         if loaded is not None:
             attempt.tokenizer_class = type(loaded).__name__
             emit({"kind": "phase", "phase": "encode"})
-            try:
-                if truth is None and truth_error:
-                    _encode_all(loaded, texts)  # no truth to compare with: does it encode at all?
-                    attempt.parity = Parity(NOT_CHECKED, reason=truth_error)
-                else:
-                    with frozen_clock():
-                        attempt.parity = check_parity(loaded, truth, texts)
-            except caught as error:  # a tokenizer that loads but cannot encode is no remedy
-                if isinstance(error, LoadTimeout):
-                    raise
-                attempt.status, attempt.detail = ENCODE_ERROR, _memory_hint(error, job)
-                attempt.undecided = isinstance(error, MemoryError)
-            else:
-                statuses = {MATCH: OK, NOT_CHECKED: AttemptStatus.NOT_CHECKED}
-                attempt.status = statuses.get(attempt.parity.status, DRIFT)
-                if attempt.status == DRIFT:
-                    attempt.detail = attempt.parity.describe()
-                    if job.loader is not None and truth is not None:
-                        with contextlib.suppress(Exception):  # the count is extra detail, never the result
-                            differing, compared = _count_differing(loaded, truth, texts)
-                            emit({"kind": "differing", "differing": differing, "compared": compared})
-    attempt.seconds = time.perf_counter() - started
-    attempt.warnings = list(messages)
-    emit({"kind": "attempt", "attempt": {**attempt.to_json(), "undecided": attempt.undecided}})
+            with frozen_clock():
+                observations = observe(loaded, texts, questions, caught, (LoadTimeout,))
+    report = {
+        **{key: value for key, value in attempt.to_json().items() if key in _REPORTED},
+        "loaded": loaded is not None,
+        "undecided": attempt.undecided,
+        "seconds": time.perf_counter() - started,
+        "warnings": list(messages),
+        "observations": observations,
+    }
+    emit({"kind": "attempt", "attempt": report})
+
+
+_REPORTED = ("remedy", "detail", "tokenizer_class", "loaded_as")
+"""What a child reports of its attempt beside whether it loaded and its observations: never a status."""
 
 
 def attempt_name(job: Job) -> str:
@@ -592,11 +599,11 @@ def attempt_name(job: Job) -> str:
     return expected_remedy(job) or "native"
 
 
-def _memory_hint(error: BaseException, job: Job) -> str:
+def _memory_hint(error: BaseException, max_memory_mb: float | None) -> str:
     text = _error_text(error)
-    if isinstance(error, MemoryError) and job.max_memory_mb:
+    if isinstance(error, MemoryError) and max_memory_mb:
         text += (
-            f" (the attempt ran out of its {job.max_memory_mb:g} MB memory cap: raise TOKCOMPAT_MAX_MEMORY_MB "
+            f" (the attempt ran out of its {max_memory_mb:g} MB memory cap: raise TOKCOMPAT_MAX_MEMORY_MB "
             "if the tokenizer is genuine)"
         )
     return text
@@ -712,7 +719,7 @@ def _job(folder: Path, remedy: str | None, alias: Alias | None, found: _Found, *
         alias=alias,
         view=asdict(found.view) if found.view is not None else None,
         texts=found.texts,
-        truth=asdict(found.truth) if found.truth is not None else None,
+        questions=asdict(questions_for(found.truth)) if found.texts is not None else None,
         truth_error=found.truth_error,
         environ=without_credentials(os.environ),
         cwd=os.getcwd(),
@@ -722,8 +729,18 @@ def _job(folder: Path, remedy: str | None, alias: Alias | None, found: _Found, *
     )
 
 
-def _absorb(run: Any, remedy: str, found: _Found, timeout: float | None) -> Attempt:
-    """Take what a child said: the checkpoint's view and truth, and this attempt (or why it has none)."""
+def _absorb(
+    run: Any,
+    remedy: str,
+    found: _Found,
+    timeout: float | None,
+    max_memory_mb: float | None = None,
+    *,
+    keep_replay: bool = False,
+) -> Attempt:
+    """Take what a child said: the checkpoint's view and truth, and this attempt (or why it has none),
+    its parity measured here from what the child observed (kept as ``replay`` only where asked: a run
+    holds many attempts)."""
     if run.untrusted:  # a frame not of its job (judge/frames.py): nothing that child said is used
         refused = untrusted_attempt(remedy, run.untrusted)
         refused.stdout, refused.stderr = run.stdout or None, run.stderr or None
@@ -742,13 +759,53 @@ def _absorb(run: Any, remedy: str, found: _Found, timeout: float | None) -> Atte
         elif kind == "checkpoint-error":
             raise CheckpointError(str(message.get("message")))
         elif kind == "attempt":
-            attempt = Attempt.from_json(message["attempt"])
-            attempt.remedy = remedy  # the parent's view of what it asked for, not the frame's claim
+            try:
+                attempt = measure(read_report(message["attempt"]), remedy, found, max_memory_mb)
+            except Malformed as error:
+                attempt = untrusted_attempt(remedy, f"an 'attempt' frame {error}")
+            except NotObserved as error:
+                attempt = untrusted_attempt(remedy, f"an 'attempt' frame without the answer to {error}")
         elif kind == "error":
             failure = str(message.get("detail"))
     if attempt is None:
         attempt = _unreported(run, remedy, failure, timeout)
     attempt.stdout, attempt.stderr = run.stdout or None, run.stderr or None
+    attempt.replay = attempt.replay if keep_replay else None
+    return attempt
+
+
+def measure(report: Report, remedy: str, found: _Found, max_memory_mb: float | None) -> Attempt:
+    """The attempt a child reported, its parity computed here: the child's observations replayed into
+    check_parity against the truth this process holds (what the child claims of itself is never used)."""
+    attempt = Attempt(
+        remedy,
+        LOAD_ERROR,
+        report.detail,
+        report.tokenizer_class,
+        warnings=report.warnings,
+        seconds=report.seconds,
+        undecided=report.undecided,
+        loaded_as=report.loaded_as,
+    )
+    if report.observations is None:
+        return attempt
+    replay, texts = Replay(report.observations), found.texts or []
+    attempt.replay = replay
+    try:
+        if found.truth is None and found.truth_error:
+            _encode_all(replay, texts)  # no truth to compare with: does it encode at all?
+            attempt.parity = Parity(NOT_CHECKED, reason=found.truth_error)
+        else:
+            attempt.parity = check_parity(replay, found.truth, texts)
+    except Exception as error:  # a tokenizer that loads but cannot encode is no remedy
+        attempt.status, attempt.detail = ENCODE_ERROR, _memory_hint(error, max_memory_mb)
+        attempt.undecided = isinstance(error, MemoryError)
+        return attempt
+    statuses = {MATCH: OK, NOT_CHECKED: AttemptStatus.NOT_CHECKED}
+    attempt.status = statuses.get(attempt.parity.status, DRIFT)
+    if attempt.status == DRIFT:
+        attempt.detail = attempt.parity.describe()
+    attempt.undecided = False
     return attempt
 
 
@@ -839,8 +896,10 @@ def judge(
         if reason:
             attempts.append(Attempt(remedy, SKIPPED, reason))
             continue
-        run = child.run(_job(folder, remedy, alias, found, **given), limits.load_timeout)
-        attempt = _absorb(run, remedy, found, limits.load_timeout)
+        job = _job(folder, remedy, alias, found, **given)
+        attempt = _absorb(
+            child.run(job, limits.load_timeout), remedy, found, limits.load_timeout, job.max_memory_mb
+        )
         if remedy == "auto_map" and found.view is not None:
             attempt.remote_files = list(found.view.remote_code_files)
         attempts.append(attempt)
@@ -892,7 +951,8 @@ def _try_repairs(
     alias = _alias_for(found, given)
     job = _job(folder, chosen.remedy, alias if chosen.remedy == "alias" else None, found, **given)
     job.repairs = [repair]
-    attempt = _absorb(child.run(job, limits.load_timeout), attempt_name(job), found, limits.load_timeout)
+    run = child.run(job, limits.load_timeout)
+    attempt = _absorb(run, attempt_name(job), found, limits.load_timeout, job.max_memory_mb)
     cleared = attempt.status == OK and str(Dimension.DEFAULT_CALL) not in attempt.drifting
     return ([repair] if cleared else []), [attempt]
 
@@ -924,8 +984,10 @@ def _judge_local(
     for remedy in ("native", "backend"):
         if _skip_reason(remedy, found.view, False, None):
             break
-        run = child.run(_job(folder, remedy, None, found, **local_given), limits.load_timeout)
-        attempt = _absorb(run, remedy, found, limits.load_timeout)
+        job = _job(folder, remedy, None, found, **local_given)
+        attempt = _absorb(
+            child.run(job, limits.load_timeout), remedy, found, limits.load_timeout, job.max_memory_mb
+        )
         attempts.append(attempt)
         if attempt.status in (OK, AttemptStatus.NOT_CHECKED):
             break
@@ -944,8 +1006,14 @@ def _judge_loader(
     job = _job(folder, None, None, found, loader=loader, **given)
     job.environ = client_environ(job.environ)
     run = child.run(job, limits.load_timeout)
-    attempt = _absorb(run, name, found, limits.load_timeout)
-    counts = next((m for m in run.messages if m.get("kind") == "differing"), {})
+    attempt = _absorb(run, name, found, limits.load_timeout, job.max_memory_mb, keep_replay=True)
+    counts: dict[str, int] = {}
+    if attempt.status == DRIFT and attempt.replay is not None and found.truth is not None:
+        with contextlib.suppress(Exception, NotObserved):  # the count is extra detail, never the result
+            counts["differing"], counts["compared"] = _count_differing(
+                attempt.replay, found.truth, found.texts
+            )
+    attempt.replay = None
     replaced = next((m for m in run.messages if m.get("kind") == "replaces-native"), {})
     registered = next((m for m in run.messages if m.get("kind") == "registers"), {})
     offline = {key: job.environ[key] for key in OFFLINE_VARIABLES if job.environ.get(key)}
