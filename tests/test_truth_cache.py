@@ -321,3 +321,52 @@ def test_bundled_verdicts_are_the_same_cold_warm_and_off(
     off = stable(run_case(case).to_json())
     assert cold == warm == off
     assert cold["status"] == "passed", cold
+
+
+def test_the_key_is_the_same_under_another_transformers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two grid environments with other transformers releases but one tokenizers share every entry."""
+    from importlib import metadata
+
+    folder = toys.native_toy(tmp_path / "native")
+    real = metadata.version
+
+    def key_with(versions: dict[str, str]) -> str:
+        monkeypatch.setattr(metadata, "version", lambda name: versions.get(name) or real(name))
+        truthcache.truth_environment.cache_clear()
+        try:
+            return truthcache.key_of(truthcache.key_fields(folder, [], None))
+        finally:
+            monkeypatch.setattr(metadata, "version", real)
+            truthcache.truth_environment.cache_clear()
+
+    today = key_with({})
+    assert key_with({"transformers": "4.57.6"}) == key_with({"transformers": "5.24.0"}) == today
+    assert key_with({"tokenizers": "0.0.1"}) != today  # control: the key does see a library's version
+
+
+def test_the_cache_is_pruned_to_its_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_tokcompat.judge.parity import Truth
+
+    monkeypatch.setenv(truthcache.MAX_MB_ENV, "0")
+    cache = truthcache.TruthCache(tmp_path / "truth")
+    truth = Truth("a truth", {"a": [1]}, {"a": "a"})
+    first, second = (cache.put(key * 64, {}, ["a"], truth) for key in "ab")
+    assert second is not None and second.is_file() and first is not None and not first.exists()
+    monkeypatch.setenv(truthcache.MAX_MB_ENV, "1")  # control: room for both
+    cache = truthcache.TruthCache(tmp_path / "truth")
+    cache.put("c" * 64, {}, ["a"], truth)
+    assert len(entries(tmp_path / "truth")) == 2
+
+
+def test_a_cache_that_cannot_be_written_costs_nothing_but_the_computation(
+    tmp_path: Path, first_jobs: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv(truthcache.CACHE_ENV, str(blocked))
+    folder = toys.native_toy(tmp_path / "native")
+    assert judge(folder).verdict == judge(folder).verdict == "native"
+    assert first_jobs == [True, True]
+    assert blocked.read_text() == "not a folder"
