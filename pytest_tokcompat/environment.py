@@ -78,8 +78,8 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "TOKCOMPAT_CACHE",
-        "the folder of assembled snapshots, shared by runs and xdist workers (its `verdicts/` holds the "
-        "verdict cache where `TOKCOMPAT_VERDICT_CACHE` is not set)",
+        "the folder of assembled snapshots, shared by runs and xdist workers (its `verdicts/` and `truth/` hold "
+        "the verdict and truth caches where their own variables are not set)",
         "`$XDG_CACHE_HOME/pytest-tokcompat/snapshots` (`~/.cache/…`)",
     ),
     Variable(
@@ -90,6 +90,18 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "TOKCOMPAT_VERDICT_CACHE_MAX_MB",
         "the verdict cache is pruned to this size after each write, least recently used first",
+        "256",
+    ),
+    Variable(
+        "TOKCOMPAT_TRUTH_CACHE",
+        "the truth cache's folder (each checkpoint's probes and ground truth, by its files' content, the "
+        "`tokenizers` version and the judge's; shared by every grid environment, rerun and run on the machine); "
+        "`off` or `0` switches it off; wins over the ini key `tokcompat_truth_cache`",
+        "`$TOKCOMPAT_CACHE/truth`, else `$XDG_CACHE_HOME/pytest-tokcompat/truth`",
+    ),
+    Variable(
+        "TOKCOMPAT_TRUTH_CACHE_MAX_MB",
+        "the truth cache is pruned to this size after each write, least recently used first",
         "256",
     ),
     Variable(

@@ -251,6 +251,14 @@ def _verdict_cache_of_its_own(
 
 
 @pytest.fixture(autouse=True)
+def _truth_cache_of_its_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test its own truth cache on disk: a truth one test computed (or broke) never answers another's."""
+    monkeypatch.setenv("TOKCOMPAT_TRUTH_CACHE", str(tmp_path_factory.mktemp("truth")))
+
+
+@pytest.fixture(autouse=True)
 def _transformers_registries_unchanged() -> Iterator[None]:
     if "transformers" not in sys.modules:
         yield

@@ -866,7 +866,7 @@ def judge(
     dimensions the matrix entry acknowledges for this release to the reason (their drift is reported,
     not failed). Raises CheckpointError where the checkpoint's files cannot be read.
     """
-    from pytest_tokcompat.judge import child, golden
+    from pytest_tokcompat.judge import child, golden, truthcache
     from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
 
     if keep_tokenizer:
@@ -876,6 +876,10 @@ def judge(
     refusal = golden.write_refusal(golden_path) if record_as is not None and golden_path is not None else None
     record = record_as is not None and golden_path is not None and refusal is None
     found = _Found()
+    truths = None if record else truthcache.lookup(folder, list(extra_texts), golden_path)
+    if truths is not None and truths.hit is not None:  # computed by an earlier run: no child reads it again
+        found.texts, found.truth = truths.hit.texts, truths.hit.truth
+        found.truth.acknowledged = dict(acknowledged or {})
     attempts: list[Attempt] = []
     stop: str | None = None
     given = {
@@ -907,6 +911,8 @@ def judge(
             stop = f"the checkpoint could not be read ({attempt.detail})"
         if attempt.status in (OK, AttemptStatus.NOT_CHECKED):
             break
+    if truths is not None:
+        truths.keep(found.texts, found.truth, found.truth_error)
     recorded = _write_recorded(found, record_as, golden_path) if record else None
     verdict, parity = _verdict(attempts, found, refusal)
     chosen = next((a for a in attempts if a.remedy == verdict), None)

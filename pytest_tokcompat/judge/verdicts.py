@@ -26,27 +26,31 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat import environment
 from pytest_tokcompat.contract import judge_identity, probe_set_identity
+from pytest_tokcompat.judge.diskcache import (
+    cache_folder,
+    folder_digests,
+    max_bytes,
+    prune,
+    versions_of,
+    write_atomically,
+)
 from pytest_tokcompat.judge.ladder import REMEDIES, Judgement, truth_from
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.sources.names import load_name
 from pytest_tokcompat.sources.resolve import Checkpoint
-from pytest_tokcompat.sources.snapshots import sha256_of, user_cache_home
+from pytest_tokcompat.sources.snapshots import sha256_of
 
 CACHE_ENV = "TOKCOMPAT_VERDICT_CACHE"
 MAX_MB_ENV = "TOKCOMPAT_VERDICT_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 256.0
 FORMAT = 1
 """The entry format; an entry of another format is ignored and rewritten."""
-_OFF = {"0", "off", "false", "no", "none"}
 LIBRARIES = (
     "transformers",
     "tokenizers",
@@ -58,69 +62,32 @@ LIBRARIES = (
     "mistral_common",
 )
 """What a tokenizer load can depend on: a change of any of them may change the verdict."""
-WEIGHT_SUFFIXES = {
-    ".safetensors",
-    ".bin",
-    ".pt",
-    ".pth",
-    ".ckpt",
-    ".gguf",
-    ".onnx",
-    ".h5",
-    ".msgpack",
-    ".npz",
-}
-"""Files no tokenizer load reads (a full model folder holds gigabytes of them): not hashed."""
 
 
 def verdict_cache_dir() -> Path | None:
     """Where verdicts are kept now, or None where ``$TOKCOMPAT_VERDICT_CACHE`` switches the cache off."""
-    explicit = environment.read(CACHE_ENV) or ""
-    if explicit.lower() in _OFF:
-        return None
-    if explicit:
-        return Path(os.path.expanduser(explicit))
-    snapshots = environment.read("TOKCOMPAT_CACHE")
-    if snapshots:
-        return Path(os.path.expanduser(snapshots)) / "verdicts"
-    return user_cache_home() / "verdicts"
+    return cache_folder(CACHE_ENV, "verdicts")
 
 
 def checkpoint_digests(checkpoint: Checkpoint) -> dict[str, str]:
     """sha256 of every file a tokenizer load may read, by relative path.
 
     An assembled snapshot was verified file by file by the resolver a moment ago: its
-    digests are reused. Everything else (a hub snapshot, a local folder) is hashed here;
-    dot files (our own marks), caches and weight files are left out.
+    digests are reused. Everything else (a hub snapshot, a local folder) is hashed here.
     """
     if checkpoint.file_digests is not None:
         return dict(checkpoint.file_digests)
-    folder = checkpoint.folder
-    found: dict[str, str] = {}
-    for path in sorted(folder.rglob("*")):
-        relative = path.relative_to(folder)
-        if any(part.startswith(".") or part == "__pycache__" for part in relative.parts):
-            continue
-        if path.suffix.lower() in WEIGHT_SUFFIXES or not path.is_file():
-            continue
-        found[relative.as_posix()] = sha256_of(path)
-    return found
+    return folder_digests(checkpoint.folder)
 
 
 @lru_cache(maxsize=1)
 def _environment() -> dict[str, Any]:
     """The judge's identity and the libraries' versions: fixed for the life of a process."""
-    versions: dict[str, str | None] = {}
-    for name in LIBRARIES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
     return {
         "judge": judge_identity(),
         "probes": probe_set_identity(),
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
-        "versions": versions,
+        "versions": versions_of(LIBRARIES),
     }
 
 
@@ -159,14 +126,7 @@ class Cached:
 
 def max_cache_bytes() -> int:
     """The size the cache is pruned to, from ``$TOKCOMPAT_VERDICT_CACHE_MAX_MB`` (a bad value: the default)."""
-    raw = environment.read(MAX_MB_ENV) or ""
-    try:
-        megabytes = float(raw) if raw else DEFAULT_MAX_MB
-    except ValueError:
-        megabytes = DEFAULT_MAX_MB
-    if not megabytes >= 0:  # NaN or negative
-        megabytes = DEFAULT_MAX_MB
-    return int(megabytes * 1024 * 1024)
+    return max_bytes(MAX_MB_ENV, DEFAULT_MAX_MB)
 
 
 class VerdictCache:
@@ -218,45 +178,16 @@ class VerdictCache:
         }
         path = self.path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    json.dump(entry, stream, ensure_ascii=False, separators=(",", ":"), default=str)
-                os.replace(temporary, path)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            data = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
+            write_atomically(path, data.encode("utf-8"))
         except OSError:
             return None  # a read-only or full cache costs the next process a judgement, nothing more
         self.prune(keep=path)
         return path
 
     def prune(self, keep: Path | None = None) -> list[Path]:
-        """Remove the least recently used entries until the cache fits its size; ``keep`` stays.
-
-        Another process may prune at the same time: an entry already gone is skipped."""
-        found: list[tuple[float, int, Path]] = []
-        for path in self.root.glob("*/*.json"):
-            try:
-                stat = path.stat()
-            except OSError:
-                continue
-            found.append((stat.st_mtime, stat.st_size, path))
-        total = sum(size for _, size, _ in found)
-        removed: list[Path] = []
-        for _, size, path in sorted(found, key=lambda item: item[0]):
-            if total <= self.max_bytes:
-                break
-            if keep is not None and path == keep:
-                continue
-            try:
-                path.unlink()
-            except OSError:
-                continue
-            total -= size
-            removed.append(path)
-        return removed
+        """Remove the least recently used entries until the cache fits its size; ``keep`` stays."""
+        return prune(self.root, self.max_bytes, keep)
 
 
 def storable(judgement: Judgement) -> bool:

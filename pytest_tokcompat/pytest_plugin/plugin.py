@@ -120,6 +120,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("tokcompat_matrix", "the matrix YAML used by --tokcompat", default="")
     parser.addini(
+        "tokcompat_truth_cache",
+        "folder of the truth cache (probes and ground truth by checkpoint and tokenizers version), or off; "
+        "$TOKCOMPAT_TRUTH_CACHE wins (default: $TOKCOMPAT_CACHE/truth, else the XDG cache)",
+        default="",
+    )
+    parser.addini(
         "tokcompat_loaders",
         "client loaders judged beside the verdict, one [NAME=]MODULE:CALLABLE[:ATTR] a line",
         type="linelist",

@@ -135,6 +135,19 @@ def loaders_from(config: pytest.Config, matrix: Matrix) -> list[ClientLoader]:
         raise pytest.UsageError(f"tokcompat: {error}") from None
 
 
+def truth_cache_setting(config: pytest.Config) -> str | None:
+    """The ini key ``tokcompat_truth_cache``: a folder (relative to the ini file) or ``off``; None: unset."""
+    from pytest_tokcompat.judge.diskcache import OFF
+
+    value = str(config.getini("tokcompat_truth_cache") or "").strip()
+    if not value or value.lower() in OFF:
+        return value or None
+    path = Path(value).expanduser()
+    if not path.is_absolute() and config.inipath is not None:
+        path = config.inipath.parent / path
+    return str(path)
+
+
 def is_controller(config: pytest.Config) -> bool:
     """Not an xdist worker: the process that owns the session's report."""
     return not hasattr(config, "workerinput")
@@ -152,7 +165,7 @@ class TokcompatRun:
         """--tokcompat-update-expectations: entries without expect run too, and the end writes them."""
         self.record = bool(config.getoption("tokcompat_record"))
         self.require_hub = bool(config.getoption("tokcompat_require_hub"))
-        self.judges = JudgeCache()
+        self.judges = JudgeCache(truth_cache=truth_cache_setting(config))
         self.collected = False
         """The matrix file was collected through pytest_collect_file (so no synthetic node is needed)."""
         self._matrix: Matrix | None = None

@@ -1,0 +1,117 @@
+"""What the judge's caches on disk share: where they live, how big they may grow, how an entry is written.
+
+The verdict cache (``verdicts.py``) and the truth cache (``truthcache.py``) follow one set of rules:
+a folder named by its own variable (``off`` or ``0`` switches the cache off), else a subfolder of
+``$TOKCOMPAT_CACHE``, else of the user's XDG cache; entries written to a temp file and renamed
+into place, so that a reader (another xdist worker, another grid environment) sees a whole entry
+or none; and pruned to a size, least recently used first, after each write.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+
+from pytest_tokcompat import environment
+from pytest_tokcompat.sources.snapshots import sha256_of, user_cache_home
+
+OFF = frozenset({"0", "off", "false", "no", "none"})
+"""Values of a cache's variable that switch it off."""
+WEIGHT_SUFFIXES = frozenset(
+    {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".onnx", ".h5", ".msgpack", ".npz"}
+)
+"""Files no tokenizer load reads (a full model folder holds gigabytes of them): not hashed."""
+
+
+def cache_folder(variable: str, name: str, configured: str | None = None) -> Path | None:
+    """``$variable`` (a folder, or off), else ``configured`` (the same, from a config file), else
+    ``$TOKCOMPAT_CACHE/name``, else ``$XDG_CACHE_HOME/pytest-tokcompat/name``; None: switched off."""
+    value = environment.read(variable) or (configured or "").strip()
+    if value.lower() in OFF:
+        return None
+    if value:
+        return Path(os.path.expanduser(value))
+    snapshots = environment.read("TOKCOMPAT_CACHE")
+    if snapshots:
+        return Path(os.path.expanduser(snapshots)) / name
+    return user_cache_home() / name
+
+
+def max_bytes(variable: str, default_mb: float) -> int:
+    """The size a cache is pruned to, from ``$variable`` in MB (a bad, negative or NaN value: the default)."""
+    raw = environment.read(variable) or ""
+    try:
+        megabytes = float(raw) if raw else default_mb
+    except ValueError:
+        megabytes = default_mb
+    if not megabytes >= 0:  # NaN or negative
+        megabytes = default_mb
+    return int(megabytes * 1024 * 1024)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, through a temp file in its folder renamed into place (raises OSError)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def prune(root: Path, max_size: int, keep: Path | None = None, pattern: str = "*/*.json") -> list[Path]:
+    """Remove the least recently used entries until the cache fits ``max_size``; ``keep`` stays.
+
+    Another process may prune at the same time: an entry already gone is skipped."""
+    found: list[tuple[float, int, Path]] = []
+    for path in root.glob(pattern):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        found.append((stat.st_mtime, stat.st_size, path))
+    total = sum(size for _, size, _ in found)
+    removed: list[Path] = []
+    for _, size, path in sorted(found, key=lambda item: item[0]):
+        if total <= max_size:
+            break
+        if keep is not None and path == keep:
+            continue
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed.append(path)
+    return removed
+
+
+def folder_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file in ``folder`` a tokenizer load may read, by relative path; dot files (our own
+    marks), caches and weight files are left out."""
+    found: dict[str, str] = {}
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if any(part.startswith(".") or part == "__pycache__" for part in relative.parts):
+            continue
+        if path.suffix.lower() in WEIGHT_SUFFIXES or not path.is_file():
+            continue
+        found[relative.as_posix()] = sha256_of(path)
+    return found
+
+
+def versions_of(distributions: Iterable[str]) -> dict[str, str | None]:
+    """The installed version of each distribution (None: not installed), for a cache's key."""
+    versions: dict[str, str | None] = {}
+    for name in distributions:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
