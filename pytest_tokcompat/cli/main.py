@@ -605,7 +605,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tokcompat {args.command}: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return int(args.handler(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
