@@ -62,6 +62,7 @@ from pytest_tokcompat.contract import (
 )
 from pytest_tokcompat.credentials import credential_values, scrub
 from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, ReportError, TokcompatError
+from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.inert import config_problem, terminal
 from pytest_tokcompat.matrix.loader import Case, Matrix, load_matrix
 from pytest_tokcompat.matrix.settings import CONFIG_VAR, NO_CONFIG, resolve_settings
@@ -850,13 +851,13 @@ class GridRun:
                 raise BadInput(str(error)) from None
         except BadInput as error:
             self.err(f"tokcompat grid: {error}")
-            return grid_module.EXIT_BAD_INPUT
+            return ExitCode.BAD_INPUT
         case_ids = [case.id for case in matrix.cases]
         every = plan_cells(releases, case_ids)
         if plan_only:
             labels = [release.label for release in releases]
             self.out(json.dumps({"releases": ",".join(labels), "labels": labels, "cells": len(every)}))
-            return grid_module.EXIT_CLEAN
+            return ExitCode.OK
         mine = shard_of(every, *self.shard)
         runs = [
             ReleaseRun(release, [cell for label, cell in mine if label == release.label])
@@ -876,7 +877,7 @@ class GridRun:
             wheel = own_wheel()
         except BuildError as error:
             self.err(f"tokcompat grid: {error}")
-            return grid_module.EXIT_BAD_INPUT
+            return ExitCode.BAD_INPUT
         self.prepare_dirs()
         offline = all(case.snapshot is not None for case in matrix.cases) or self.hub_is_unreachable()
         with_requirements = tuple(

@@ -27,7 +27,7 @@ from pytest_tokcompat.contract import (
     utc_timestamp,
     write_report,
 )
-from pytest_tokcompat.pytest_plugin.plugin import REPORT_ATTRIBUTE
+from pytest_tokcompat.pytest_plugin.keys import REPORT_ATTRIBUTE
 from pytest_tokcompat.pytest_plugin.session import TokcompatRun, run_settings
 
 PATH_RULE = (
