@@ -64,7 +64,7 @@ from pytest_tokcompat.limits import LOAD_TIMEOUT, MAX_FILE_MB
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Dimension, Remedy, Repair, Verdict
-from pytest_tokcompat.sources.names import LoadTarget
+from pytest_tokcompat.sources.names import LoadTarget, served_offline
 
 REMEDIES = tuple(Remedy)
 BROKEN, UNCHECKED = Verdict.BROKEN, Verdict.NOT_CHECKED
@@ -344,6 +344,9 @@ class LoaderResult:
     registers: list[str] = field(default_factory=list)
     """The model_types the loader's call registered a config class or tokenizer mapping for: what its
     shim acts on (a shim that registers the checkpoint's type where plain loading is right is obsolete)."""
+    set_by_tool: dict[str, str] = field(default_factory=dict)
+    """What the tool set for the call beyond the client's environment: the hub cache holding the repo it
+    was called with by id, offline (``LoadTarget.client_environment``)."""
 
     def to_json(self) -> dict[str, Any]:
         record = self.attempt.to_json()
@@ -356,6 +359,7 @@ class LoaderResult:
             "replaces_native": list(self.replaces_native),
             "environment": dict(self.environment),
             "registers": list(self.registers),
+            "set_by_tool": dict(self.set_by_tool),
         }
 
 
@@ -497,14 +501,20 @@ class Job:
     """The contract dimensions the matrix entry acknowledges for this release, with the reason."""
 
 
-def call_client_loader(folder: Path, loader: ClientLoader) -> Any:
-    """Call the client's loader as the client does, and reach the tokenizer inside what it returns."""
+def call_client_loader(folder: Path, loader: ClientLoader, name: LoadTarget | None = None) -> Any:
+    """Call the client's loader as the client does, and reach the tokenizer inside what it returns.
+
+    By the name the client gives it (``name``): a hub repo id, with only what finding it offline in the
+    tool's hub layout needs (``LoadTarget.client_environment``), so code that branches on HF_HUB_OFFLINE or
+    on "is this a local path" takes the client's branch; else the folder's path."""
     import importlib
 
     target: Any = importlib.import_module(loader.module)
     for part in loader.callable.split("."):
         target = getattr(target, part)
-    loaded = target(str(folder), **loader.kwargs)
+    given = name or LoadTarget(str(folder))
+    with served_offline(given):
+        loaded = target(given.name, **loader.kwargs)
     for part in loader.attr.split(".") if loader.attr else ():
         loaded = getattr(loaded, part)
     if not callable(getattr(loaded, "encode", None)):
@@ -557,7 +567,7 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
     with _transformers_warnings() as messages:
         try:
             if job.loader is not None:
-                loaded = call_client_loader(folder, job.loader)
+                loaded = call_client_loader(folder, job.loader, job.target)
             else:
                 loaded = load_with(folder, job.remedy or "native", job.alias, job.target, job.repairs)
         except caught as error:  # any failure to load is this attempt's result
@@ -1022,7 +1032,10 @@ def _judge_loader(
     attempt.replay = None
     replaced = next((m for m in run.messages if m.get("kind") == "replaces-native"), {})
     registered = next((m for m in run.messages if m.get("kind") == "registers"), {})
-    offline = {key: job.environ[key] for key in OFFLINE_VARIABLES if job.environ.get(key)}
+    set_by_tool = job.target.client_environment() if job.target is not None else {}
+    offline = {
+        key: job.environ[key] for key in OFFLINE_VARIABLES if job.environ.get(key) and key not in set_by_tool
+    }
     return LoaderResult(
         loader,
         attempt,
@@ -1031,6 +1044,7 @@ def _judge_loader(
         [str(text) for text in replaced.get("replaces", [])],
         offline,
         [str(name) for name in registered.get("registers", [])],
+        set_by_tool,
     )
 
 
