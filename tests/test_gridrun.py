@@ -533,7 +533,7 @@ def test_the_generated_tox_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert "HF_HUB_OFFLINE" not in text
     assert "set_env =\n    UV_LINK_MODE = copy\n" in text, "copies, never links into uv's shared cache"
     truth = tmp_path / "cache" / "truth"
-    assert f"    UV_COMPILE_BYTECODE = 1\n    TOKCOMPAT_TRUTH_CACHE = {truth}\n" in text, "one truth for all"
+    assert f"    TOKCOMPAT_TRUTH_CACHE = {truth}\n" in text, "one truth for all"
     assert "-p xdist -n {env:TOKCOMPAT_GRID_WORKERS:0} " in text, "workers where cores are free"
     monkeypatch.setenv("TOKCOMPAT_TRUTH_CACHE", str(tmp_path / "mine"))
     mine = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3").read_text()
@@ -868,7 +868,6 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
     assert "TOX_WORK_DIR" not in seen["env"] and "PYTHONPATH" not in seen["env"]
     assert seen["env"]["UV_INDEX_URL"] == "https://index.invalid/simple", "the index configuration passes"
     assert seen["env"]["UV_LINK_MODE"] == "copy", "a user's link mode does not reach the grid's envs"
-    assert seen["env"]["UV_COMPILE_BYTECODE"] == "1", "bytecode compiled once, at install"
     assert seen["env"][schedule.WORKERS_VAR] == "0", "two environments fill two cores: no xdist workers"
     assert "$ " in (tmp_path / "log").read_text()
     gridrun.run_tox(tmp_path, ["tf-5.11.0"], jobs=2, notest=False, recreate=False, log=tmp_path / "log")

@@ -53,7 +53,6 @@ from pytest_tokcompat.ci.envcheck import Integrity
 from pytest_tokcompat.ci.gridlog import rotate_log
 from pytest_tokcompat.ci.gridprogress import PROGRESS_ENV, make_progress
 from pytest_tokcompat.ci.install import (
-    COMPILE_BYTECODE,
     LINK_MODE,
     PACKAGE_DIR,
     TRUTH_CACHE_VAR,
@@ -532,7 +531,6 @@ def write_tox_ini(
         f"pass_env ={_ini_list(PASS_ENV)}\n"
         "set_env =\n"
         f"    UV_LINK_MODE = {LINK_MODE}\n"
-        f"    {COMPILE_BYTECODE} = 1\n"
         f"    {TRUTH_CACHE_VAR} = {truth_cache()}\n"
         f"    TOKCOMPAT_GRID_SELECT = {work / 'select'}{os.sep}{{env_name}}.json\n"
         f"    {CONFIG_VAR} = {NO_CONFIG}\n"  # the run's options are all on its command line
@@ -707,7 +705,6 @@ def run_tox(
     }
     environment.setdefault("PYTHONIOENCODING", "utf-8")
     environment["UV_LINK_MODE"] = LINK_MODE  # and set_env, for every install tox-uv runs in the env
-    environment[COMPILE_BYTECODE] = "1"
     environment[schedule.WORKERS_VAR] = str(schedule.workers(len(envs), jobs))
     rotate_log(log)
     with log.open("a", encoding="utf-8") as stream:

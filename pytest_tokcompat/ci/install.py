@@ -50,11 +50,6 @@ def truth_cache() -> Path:
     return Path(explicit) if explicit else cache_home() / "truth"
 
 
-COMPILE_BYTECODE = "UV_COMPILE_BYTECODE"
-"""uv compiles every installed module at install, once per environment, on all cores (``--compile-bytecode``),
-so no run of the environment (nor each xdist worker of it) compiles what it imports."""
-
-
 def _files_under(root: Path, prefix: str) -> Iterator[tuple[str, Path]]:
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
