@@ -9,36 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
 from pytest_tokcompat.errors import AliasError
 from pytest_tokcompat.matrix.aliases import BUILT_IN, Alias, alias_from_mapping
+from pytest_tokcompat.pytest_plugin.hookcalls import results_by_plugin
 
 HOOK = "pytest_tokcompat_aliases"
-
-
-def _declared_by(impl: Any) -> str:
-    plugin = getattr(impl, "plugin", None)
-    where = getattr(plugin, "__file__", None) or getattr(impl, "plugin_name", None) or "a plugin"
-    return f"{where} ({HOOK})"
 
 
 def hook_aliases(config: pytest.Config) -> list[Alias]:
     """What every ``pytest_tokcompat_aliases`` implementation declares; UsageError naming the
     implementation for anything that is not an alias, or for two that declare one model_type differently."""
-    caller = getattr(config.hook, HOOK, None)
-    if caller is None:
-        return []
     declared: dict[str, Alias] = {}
-    for impl in caller.get_hookimpls():
-        if impl.hookwrapper or getattr(impl, "wrapper", False):
-            continue
-        where = _declared_by(impl)
-        result = impl.function(**{name: config for name in impl.argnames if name == "config"})
-        if result is None:
-            continue
+    for answer in results_by_plugin(config, HOOK):
+        where, result = answer.where, answer.value
         if isinstance(result, (str, bytes, Mapping, Alias)) or not hasattr(result, "__iter__"):
             raise pytest.UsageError(
                 f"tokcompat: {where} returned {type(result).__name__}; return a list of Alias objects or mappings"

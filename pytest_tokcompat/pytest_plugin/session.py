@@ -29,6 +29,7 @@ from pytest_tokcompat.matrix.clients import (
 )
 from pytest_tokcompat.matrix.loader import Case, Matrix, load_matrix
 from pytest_tokcompat.matrix.settings import Settings, resolve_settings
+from pytest_tokcompat.pytest_plugin.hookcalls import results_by_plugin
 
 if TYPE_CHECKING:
     from pytest_tokcompat.judge.ladder import Judgement, Limits
@@ -88,18 +89,9 @@ LOADERS_HOOK = "pytest_tokcompat_loaders"
 def hook_loaders(config: pytest.Config) -> list[ClientLoader]:
     """What every ``pytest_tokcompat_loaders`` implementation declares, concatenated in pluggy's call order;
     anything that is not a loader is a usage error naming the implementation."""
-    caller = getattr(config.hook, LOADERS_HOOK, None)
-    if caller is None:
-        return []
     found: list[ClientLoader] = []
-    for impl in reversed(caller.get_hookimpls()):  # pluggy calls the last registered first
-        if impl.hookwrapper or getattr(impl, "wrapper", False):
-            continue
-        plugin = getattr(impl, "plugin", None)
-        where = f"{getattr(plugin, '__file__', None) or impl.plugin_name} ({LOADERS_HOOK})"
-        result = impl.function(**{name: config for name in impl.argnames if name == "config"})
-        if result is None:
-            continue
+    for answer in results_by_plugin(config, LOADERS_HOOK):
+        where, result = answer.where, answer.value
         if isinstance(result, (str, bytes, Mapping, ClientLoader)) or not isinstance(result, Iterable):
             raise pytest.UsageError(
                 f"tokcompat: {where} returned {type(result).__name__}; return a list of loader specs "
