@@ -21,8 +21,8 @@ from _common import REPO, wait_until_quiet, write_json
 
 from pytest_tokcompat.sources.tiktoken_bpe import bpe_vocab_and_merges, load_ranks
 
-sys.path.insert(0, str(REPO / "tests"))  # the tests' oracle is this benchmark's baseline: one copy of it
-from plain_bpe import RANK_FILES, bundled_rank_file, plain_vocab_and_merges
+sys.path.insert(0, str(REPO))  # the tests' oracle is this benchmark's baseline: one copy of it
+from tests.helpers.plain_bpe import RANK_FILES, bundled_rank_file, plain_vocab_and_merges
 
 Result = tuple[dict[str, int], list[tuple[str, str]]]
 
