@@ -1,7 +1,7 @@
 """Recovering BPE merges from a tiktoken rank file: today's ``bpe_vocab_and_merges`` vs the plain run it replaced.
 
 Per pinned rank file of the bundled snapshots (Qwen3's, 151,643 ranks; Llama 3.1's, 128,000), in one
-process: the median time of the old algorithm (the baseline: tests/plain_bpe.py, the tests' oracle, BPE
+process: the median time of the old algorithm (the baseline: tests/helpers/plain_bpe.py, the tests' oracle, BPE
 on every token's bytes with every pair's rank recomputed at every step) and of the current one,
 interleaved, wall and CPU time; both results must be equal. This is the bulk of assembling those snapshots on a cold cache.
 

@@ -26,7 +26,6 @@ from pytest_tokcompat.sources.resolve import resolve
 from tests.helpers import hubcache
 from tests.helpers.paths import REPO
 
-pytestmark = pytest.mark.e2e
 R1_LLAMA, R1_QWEN, LLAMA = (
     "deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
     "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",

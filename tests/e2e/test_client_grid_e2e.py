@@ -7,13 +7,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-
 from tests.e2e.test_grid_e2e import environment as grid_environment
 from tests.e2e.test_grid_e2e import git_repository, tokcompat
 from tests.helpers.paths import DATA
 
-pytestmark = pytest.mark.e2e
 SHIM = DATA / "client_pkg" / "tokcompat_selftest_client" / "loaders.py"
 
 

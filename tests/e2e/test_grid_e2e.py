@@ -18,7 +18,6 @@ from tests.helpers.paths import REPO
 from tests.helpers.upstream import new_commit, stand_in_upstream
 from tests.unit.ci.test_gridrun import user_matrix
 
-pytestmark = pytest.mark.e2e
 BIN = Path(sys.executable).parent
 
 

@@ -18,7 +18,6 @@ from tests.e2e.test_grid_e2e import environment, tokcompat
 from tests.helpers import toys
 from tests.unit.ci.test_gridrun import recorded
 
-pytestmark = pytest.mark.e2e
 RELEASE = "5.10.4"
 
 

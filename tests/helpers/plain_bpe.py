@@ -1,6 +1,6 @@
 """The plain merge recovery ``tiktoken_bpe.bpe_vocab_and_merges`` replaced, and the bundled rank files.
 
-The oracle of tests/test_tiktoken_bpe.py and the baseline of benchmarks/tiktoken_merges.py: BPE on each
+The oracle of tests/unit/sources/test_tiktoken_bpe.py and the baseline of benchmarks/tiktoken_merges.py: BPE on each
 token's bytes with only the merges ranked below it, every pair's rank recomputed at every step.
 """
 

@@ -15,14 +15,11 @@ from pytest_tokcompat.contract import library_versions
 from pytest_tokcompat.matrix.expectations import planned, ranges_from, update_matrix
 from pytest_tokcompat.matrix.loader import load_matrix
 from tests.helpers import toys
+from tests.helpers.matrices import run_plugin
 
 pytest_plugins = ["pytester"]
 
 HEAD = "# the client's tokenizers\nversion: 1\ncases:\n"
-
-
-def run(pytester: pytest.Pytester, matrix: Path, *extra: str) -> pytest.RunResult:
-    return pytester.runpytest("--tokcompat", f"--tokcompat-matrix={matrix}", "-p", "no:randomly", *extra)
 
 
 def test_a_new_entry_gets_measured_ranges_and_the_next_run_exits_0(pytester: pytest.Pytester) -> None:
@@ -35,16 +32,18 @@ def test_a_new_entry_gets_measured_ranges_and_the_next_run_exits_0(pytester: pyt
         encoding="utf-8",
     )
     before = matrix.read_text()
-    assert run(pytester, matrix).ret == pytest.ExitCode.USAGE_ERROR, "the control: no expect is refused"
-    result = run(pytester, matrix, "--tokcompat-update-expectations")
+    assert run_plugin(pytester, matrix).ret == pytest.ExitCode.USAGE_ERROR, (
+        "the control: no expect is refused"
+    )
+    result = run_plugin(pytester, matrix, "--tokcompat-update-expectations")
     assert result.ret == 0, result.stdout.str()
     after = matrix.read_text()
     assert after == before.replace("# our copy\n", "# our copy\n    expect: native\n", 1)
     result.stdout.fnmatch_lines(
         ["+    expect: native", f"tokcompat: wrote the measured expectations of mine into {matrix}"]
     )
-    assert run(pytester, matrix).ret == 0
-    again = run(pytester, matrix, "--tokcompat-update-expectations")
+    assert run_plugin(pytester, matrix).ret == 0
+    again = run_plugin(pytester, matrix, "--tokcompat-update-expectations")
     assert again.ret == 0 and matrix.read_text() == after
     again.stdout.fnmatch_lines(["tokcompat: the expectations in * already match what was measured"])
 
@@ -56,8 +55,8 @@ def test_a_wrong_guess_is_corrected_for_this_release_only(pytester: pytest.Pytes
         HEAD
         + '  - id: mine\n    snapshot: native\n    expect:\n      "<4.0": broken\n      ">=4.0": alias  # a guess\n'
     )
-    assert run(pytester, matrix).ret == 1, "the control: the guess fails the run"
-    assert run(pytester, matrix, "--tokcompat-update-expectations").ret == 0
+    assert run_plugin(pytester, matrix).ret == 1, "the control: the guess fails the run"
+    assert run_plugin(pytester, matrix, "--tokcompat-update-expectations").ret == 0
     version = library_versions()["transformers"]
     written = load_matrix(matrix).by_id("mine")
     assert {e.range.text: e.outcome for e in written.expectations} == {
@@ -66,7 +65,7 @@ def test_a_wrong_guess_is_corrected_for_this_release_only(pytester: pytest.Pytes
         f"=={version}": "native",
     }
     assert "# the client's tokenizers" in matrix.read_text()
-    assert run(pytester, matrix).ret == 0
+    assert run_plugin(pytester, matrix).ret == 0
 
 
 def test_a_clean_remedy_turning_broken_is_refused_unless_allowed(pytester: pytest.Pytester) -> None:
@@ -74,7 +73,7 @@ def test_a_clean_remedy_turning_broken_is_refused_unless_allowed(pytester: pytes
     matrix = pytester.path / "models.yaml"
     matrix.write_text(HEAD + "  - id: mine\n    snapshot: broken\n    expect: native\n")
     before = matrix.read_text()
-    result = run(pytester, matrix, "--tokcompat-update-expectations")
+    result = run_plugin(pytester, matrix, "--tokcompat-update-expectations")
     assert result.ret == 1 and matrix.read_text() == before
     result.stdout.fnmatch_lines(
         [
@@ -82,9 +81,9 @@ def test_a_clean_remedy_turning_broken_is_refused_unless_allowed(pytester: pytes
             " (accept it with --tokcompat-allow-weaker)"
         ]
     )
-    result = run(pytester, matrix, "--tokcompat-update-expectations", "--tokcompat-allow-weaker")
+    result = run_plugin(pytester, matrix, "--tokcompat-update-expectations", "--tokcompat-allow-weaker")
     assert result.ret == 0 and matrix.read_text() != before
-    assert run(pytester, matrix).ret == 0
+    assert run_plugin(pytester, matrix).ret == 0
 
 
 def test_ranges_start_at_the_first_release_measured_with_each_outcome() -> None:

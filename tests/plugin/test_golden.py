@@ -15,6 +15,7 @@ from pytest_tokcompat import cli
 from pytest_tokcompat.judge import golden
 from pytest_tokcompat.judge.probes import derive_probes, probe_texts
 from tests.helpers import toys
+from tests.helpers.matrices import write_matrix
 
 pytest_plugins = ["pytester"]
 
@@ -43,10 +44,8 @@ def spm_ids(folder: Path, text: str) -> list[int]:
     return [int(i) for i in processor.encode(text)]
 
 
-def write_matrix(root: Path) -> Path:
-    matrix = root / "models.yaml"
-    matrix.write_text("cases:\n  - {id: spm, snapshot: spm, expect: native}\n", encoding="utf-8")
-    return matrix
+def spm_matrix(root: Path) -> Path:
+    return write_matrix(root, "  - {id: spm, snapshot: spm, expect: native}\n")
 
 
 def record(pytester: pytest.Pytester, matrix: Path) -> pytest.RunResult:
@@ -62,7 +61,7 @@ def test_record_writes_only_missing_ids_from_sentencepiece_and_names_it(pytester
     golden_file.parent.mkdir()
     kept = {"Hello world": [7, 7, 7]}  # deliberately not sentencepiece's ids: recording must not touch them
     golden_file.write_text(json.dumps({"case": "spm", "source": "by hand", "ids": kept}))
-    result = record(pytester, write_matrix(root))
+    result = record(pytester, spm_matrix(root))
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*golden ids recorded to *spm.json*review and commit them*"])
     document = json.loads(golden_file.read_text())
@@ -85,7 +84,7 @@ def test_record_writes_only_missing_ids_from_sentencepiece_and_names_it(pytester
 def test_record_never_writes_into_an_installed_package(pytester: pytest.Pytester) -> None:
     root = pytester.path / "venv" / "lib" / "python3" / "site-packages" / "somepkg"
     spm_toy(root / "spm")
-    result = record(pytester, write_matrix(root))
+    result = record(pytester, spm_matrix(root))
     result.assert_outcomes(failed=1, skipped=1)
     assert not (root / "golden").exists()
     result.stdout.fnmatch_lines(
@@ -129,7 +128,7 @@ def test_golden_replace_shows_the_diff_and_writes_only_when_asked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = spm_toy(tmp_path / "spm")
-    matrix = write_matrix(tmp_path)
+    matrix = spm_matrix(tmp_path)
     (tmp_path / "golden").mkdir()
     golden_file = tmp_path / "golden" / "spm.json"
     golden_file.write_text(json.dumps({"case": "spm", "source": "by hand", "ids": {"Hello world": [7]}}))

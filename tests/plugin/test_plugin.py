@@ -13,21 +13,10 @@ from pytest_tokcompat.contract import SCHEMA_VERSION
 from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.probes import probe_texts
 from tests.helpers import toys
+from tests.helpers.matrices import run_plugin, write_matrix
 from tests.helpers.reportdata import read_valid_report
 
 pytest_plugins = ["pytester"]
-
-XDIST_MODES = [pytest.param([], id="n0"), pytest.param(["-n", "2"], id="n2", marks=pytest.mark.e2e)]
-
-
-def write_matrix(root: Path, body: str) -> Path:
-    path = root / "models.yaml"
-    path.write_text("version: 1\ncases:\n" + body, encoding="utf-8")
-    return path
-
-
-def run(pytester: pytest.Pytester, matrix: Path, *extra: str) -> pytest.RunResult:
-    return pytester.runpytest("--tokcompat", f"--tokcompat-matrix={matrix}", "-p", "no:randomly", *extra)
 
 
 def report_of(pytester: pytest.Pytester, name: str = "report.json") -> dict:
@@ -58,7 +47,7 @@ def ladder_matrix(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_every_verdict_of_the_ladder(pytester: pytest.Pytester, ladder_matrix: Path) -> None:
-    result = run(pytester, ladder_matrix, "--tokcompat-report=report.json", "--junitxml=junit.xml")
+    result = run_plugin(pytester, ladder_matrix, "--tokcompat-report=report.json", "--junitxml=junit.xml")
     result.assert_outcomes(passed=6, skipped=1)  # the deepseek_v32 alias has no case here: not checked
     verdicts = {c["id"]: c["verdict"] for c in report_of(pytester)["cases"] if c["kind"] == "case"}
     assert verdicts == {
@@ -105,12 +94,19 @@ def pytest_sessionfinish(session):
 """
 
 
-@pytest.mark.parametrize("xdist", XDIST_MODES)
+@pytest.mark.parametrize("xdist", [pytest.param([], id="n0")])  # its -n 2 twin: tests/e2e/test_plugin.py
 def test_report_is_written_once_and_complete(
     pytester: pytest.Pytester, ladder_matrix: Path, xdist: list[str]
 ) -> None:
+    report_is_written_once_and_complete(pytester, ladder_matrix, xdist)
+
+
+def report_is_written_once_and_complete(
+    pytester: pytest.Pytester, ladder_matrix: Path, xdist: list[str]
+) -> None:
+    """The report's contract, in one process or under xdist (the controller writes it, once)."""
     pytester.makeconftest(toys.alias_conftest() + PLUGINS_PER_PROCESS)
-    result = run(pytester, ladder_matrix, "--tokcompat-report=report.json", *xdist)
+    result = run_plugin(pytester, ladder_matrix, "--tokcompat-report=report.json", *xdist)
     result.assert_outcomes(passed=6, skipped=1)
     result.stdout.fnmatch_lines(["*case*model_type*expected*verdict*parity*remedy*"])  # by the controller
     assert result.stdout.str().count("report written to") == 1
@@ -150,12 +146,12 @@ def test_remote_code_never_runs_without_opt_in(
     toys.remote_toy(pytester.path / "remote")
     # without the opt-in its tokenizer.json is loaded as it is (the backend override): no code runs
     matrix = write_matrix(pytester.path, "  - {id: remote, snapshot: remote, expect: backend}\n")
-    run(pytester, matrix).assert_outcomes(passed=1, skipped=1)
+    run_plugin(pytester, matrix).assert_outcomes(passed=1, skipped=1)
     assert not canary.exists(), "the checkpoint's code ran although the entry did not opt in"
     matrix = write_matrix(
         pytester.path, "  - {id: remote, snapshot: remote, expect: auto_map, trust_remote_code: true}\n"
     )
-    run(pytester, matrix).assert_outcomes(passed=1, skipped=1)
+    run_plugin(pytester, matrix).assert_outcomes(passed=1, skipped=1)
     assert canary.read_text() == "remote code ran"
 
 
@@ -168,7 +164,7 @@ def test_drift_is_caught_with_both_id_lists(pytester: pytest.Pytester) -> None:
     (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n")
     toys.golden_for(probe_texts(), root / "golden", "drift", shift=1)
     matrix = write_matrix(root, "  - id: drift\n    snapshot: drift\n    expect: native\n")
-    result = run(pytester, matrix)
+    result = run_plugin(pytester, matrix)
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(
         [
@@ -191,7 +187,7 @@ def test_bad_matrix_reports_every_problem_with_file_and_line(pytester: pytest.Py
         "    expect: {'<5.5': native, '>=5.4': alias}\n"
         "    colour: blue\n",
     )
-    result = run(pytester, matrix)
+    result = run_plugin(pytester, matrix)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
@@ -210,7 +206,7 @@ def test_no_expectation_for_the_installed_release_fails(pytester: pytest.Pyteste
     matrix = write_matrix(
         pytester.path, "  - id: native\n    snapshot: native\n    expect: {'<1.0': native}\n"
     )
-    result = run(pytester, matrix)
+    result = run_plugin(pytester, matrix)
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*no expectation for transformers *add a range that covers it*"])
 
@@ -230,14 +226,14 @@ def test_obsolete_alias_alarm_until_the_release_is_recorded(pytester: pytest.Pyt
     toys.native_toy(pytester.path / "native")
     matrix = write_matrix(pytester.path, "  - {id: native, snapshot: native, expect: native}\n")
     pytester.makeconftest(_gpt2_alias_conftest(native_since=None))
-    result = run(pytester, matrix, "--tokcompat-report=report.json")
+    result = run_plugin(pytester, matrix, "--tokcompat-report=report.json")
     result.assert_outcomes(passed=1, failed=1, skipped=1)
     result.stdout.fnmatch_lines(
         ["*[[]obsolete-alias[]] transformers * registers gpt2 natively*record native_since=*"]
     )
     assert [a["kind"] for a in report_of(pytester)["alarms"]] == ["obsolete-alias"]
     pytester.makeconftest(_gpt2_alias_conftest(native_since="0.0.1"))
-    run(pytester, matrix).assert_outcomes(passed=2, skipped=1)
+    run_plugin(pytester, matrix).assert_outcomes(passed=2, skipped=1)
 
 
 def test_native_drift_alarm_keeps_the_alias(pytester: pytest.Pytester) -> None:
@@ -248,7 +244,7 @@ def test_native_drift_alarm_keeps_the_alias(pytester: pytest.Pytester) -> None:
     toys.golden_for(probe_texts(), root / "golden", "drifting", shift=1)
     matrix = write_matrix(root, "  - {id: drifting, snapshot: drifting, expect: broken}\n")
     pytester.makeconftest(_gpt2_alias_conftest(native_since=None))
-    result = run(pytester, matrix)
+    result = run_plugin(pytester, matrix)
     result.assert_outcomes(passed=1, failed=1, skipped=1)
     result.stdout.fnmatch_lines(
         [
@@ -257,22 +253,22 @@ def test_native_drift_alarm_keeps_the_alias(pytester: pytest.Pytester) -> None:
         ]
     )
     pytester.makeconftest(_gpt2_alias_conftest(native_since=None, native_drift=">=0.0.1"))
-    run(pytester, matrix).assert_outcomes(passed=2, skipped=1)
+    run_plugin(pytester, matrix).assert_outcomes(passed=2, skipped=1)
 
 
 def test_record_writes_golden_ids_and_fails_then_passes(pytester: pytest.Pytester) -> None:
     root = pytester.path
     toys.tiktoken_toy(root / "tt")  # no tokenizer.json: tiktoken, not transformers, records its golden ids
     matrix = write_matrix(root, "  - {id: tt, snapshot: tt, expect: native}\n")
-    result = run(pytester, matrix)
+    result = run_plugin(pytester, matrix)
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*not checked*--tokcompat-record*"])
-    result = run(pytester, matrix, "--tokcompat-record")
+    result = run_plugin(pytester, matrix, "--tokcompat-record")
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*golden ids recorded to*tt.json*"])
     golden = json.loads((root / "golden" / "tt.json").read_text())
     assert golden["ids"]["Hello world"] and golden["implementation"]["name"] == "tiktoken"
-    run(pytester, matrix).assert_outcomes(passed=1, skipped=1)
+    run_plugin(pytester, matrix).assert_outcomes(passed=1, skipped=1)
 
 
 def test_record_cannot_record_what_no_independent_implementation_reads(pytester: pytest.Pytester) -> None:
@@ -282,7 +278,7 @@ def test_record_cannot_record_what_no_independent_implementation_reads(pytester:
     )  # vocab.json and merges.txt: the split pattern lives in transformers' class
     pytester.makeconftest(toys.alias_conftest())
     matrix = write_matrix(root, "  - {id: alias, snapshot: alias, expect: alias}\n")
-    result = run(pytester, matrix, "--tokcompat-record")
+    result = run_plugin(pytester, matrix, "--tokcompat-record")
     result.assert_outcomes(failed=1, passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*not checked*golden ids not recorded*"])
     assert not (root / "golden").exists()
@@ -307,39 +303,6 @@ def test_user_fixtures_are_parametrized_over_the_matrix(pytester: pytest.Pyteste
     result = pytester.runpytest(f"--tokcompat-matrix={matrix}", "-p", "no:randomly", "-v")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*test_hello_is_two_tokens[[]native[]] PASSED*", "*[[]alias[]] PASSED*"])
-
-
-@pytest.mark.e2e
-def test_without_the_flag_nothing_is_added_and_transformers_is_not_imported(
-    pytester: pytest.Pytester,
-) -> None:
-    pytester.makepyfile(
-        test_plain="""
-        import sys
-
-        def test_light():
-            assert "transformers" not in sys.modules
-            assert "tokenizers" not in sys.modules
-        """
-    )
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist")
-    result.assert_outcomes(passed=1)
-    assert "tokcompat: matrix" not in result.stdout.str()
-
-
-@pytest.mark.e2e
-def test_collect_only_imports_neither_transformers_nor_tokenizers(pytester: pytest.Pytester) -> None:
-    toys.native_toy(pytester.path / "native")
-    matrix = write_matrix(pytester.path, "  - {id: native, snapshot: native, expect: native}\n")
-    pytester.makeconftest(
-        "import sys\n"
-        "def pytest_collection_finish(session):\n"
-        "    print('HEAVY', sorted(m for m in ('transformers', 'tokenizers') if m in sys.modules))\n"
-    )
-    result = pytester.runpytest_subprocess(
-        "--tokcompat", f"--tokcompat-matrix={matrix}", "--collect-only", "-s", "-p", "no:randomly"
-    )
-    result.stdout.fnmatch_lines(["*<CaseItem native>*", "HEAVY []"])
 
 
 def test_the_ini_option_and_the_projects_own_matrix_are_found(pytester: pytest.Pytester) -> None:
@@ -377,7 +340,7 @@ def collected_ids(result: pytest.RunResult) -> list[str]:
 
 def test_node_ids_pytest_prints_run_exactly_that_case(pytester: pytest.Pytester) -> None:
     matrix = two_native_cases(pytester)
-    listed = collected_ids(run(pytester, matrix, "--collect-only", "-q"))
+    listed = collected_ids(run_plugin(pytester, matrix, "--collect-only", "-q"))
     assert listed == ["models.yaml::one", "models.yaml::two", "models.yaml::alias:deepseek_v32"]
     result = pytester.runpytest(
         "--tokcompat", f"--tokcompat-matrix={matrix}", "-p", "no:randomly", "-v", listed[1]
@@ -392,7 +355,7 @@ def test_node_ids_pytest_prints_run_exactly_that_case(pytester: pytest.Pytester)
 )
 def test_the_matrix_is_collected_once(pytester: pytest.Pytester, arguments: list[str]) -> None:
     matrix = two_native_cases(pytester)
-    listed = collected_ids(run(pytester, matrix, "--collect-only", "-q", *arguments))
+    listed = collected_ids(run_plugin(pytester, matrix, "--collect-only", "-q", *arguments))
     assert listed == ["models.yaml::one", "models.yaml::two", "models.yaml::alias:deepseek_v32"]
 
 
@@ -413,13 +376,13 @@ def test_a_matrix_outside_the_testpaths_is_collected_natively(pytester: pytest.P
 def test_a_matrix_outside_the_rootdir_gets_one_synthetic_node(pytester: pytest.Pytester) -> None:
     from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
 
-    result = run(pytester, bundled_matrix(), "--collect-only", "-q")
+    result = run_plugin(pytester, bundled_matrix(), "--collect-only", "-q")
     cases = [case.id for case in load_matrix(bundled_matrix()).cases]
     assert collected_ids(result) == [f"tokcompat/models.yaml::{case}" for case in cases] + [
         "tokcompat/models.yaml::alias:deepseek_v32"
     ]
     # Its own path with a case id selects that case (pytest collects the file itself then: no synthetic node).
-    result = run(pytester, bundled_matrix(), "--collect-only", "-q", f"{bundled_matrix()}::{cases[0]}")
+    result = run_plugin(pytester, bundled_matrix(), "--collect-only", "-q", f"{bundled_matrix()}::{cases[0]}")
     (only,) = collected_ids(result)
     assert only.endswith(f"models.yaml::{cases[0]}") and not only.startswith("tokcompat/")
 
@@ -427,7 +390,7 @@ def test_a_matrix_outside_the_rootdir_gets_one_synthetic_node(pytester: pytest.P
 def test_an_empty_matrix_is_a_usage_error(pytester: pytest.Pytester) -> None:
     matrix = write_matrix(pytester.path, "")
     matrix.write_text("version: 1\ncases: []\n")
-    result = run(pytester, matrix)
+    result = run_plugin(pytester, matrix)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         ["*models.yaml:2: 'cases' is empty: a run of this matrix would check nothing*"]
@@ -521,7 +484,7 @@ def test_an_unwritable_report_path_is_a_usage_error_before_any_test(
     (pytester.path / "blocker").write_text("a file, not a folder")
     (pytester.path / "taken.json").mkdir()
     matrix = two_native_cases(pytester)
-    result = run(pytester, matrix, f"--tokcompat-report={given}")
+    result = run_plugin(pytester, matrix, f"--tokcompat-report={given}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
@@ -537,11 +500,11 @@ def test_a_partial_run_never_replaces_the_report_of_a_whole_run(pytester: pytest
     matrix = two_native_cases(pytester)
     name = f"transformers-{library_versions()['transformers']}"
     # No trailing slash, no .json: a folder, created.
-    run(pytester, matrix, "--tokcompat-report=reports").assert_outcomes(passed=2, skipped=1)
+    run_plugin(pytester, matrix, "--tokcompat-report=reports").assert_outcomes(passed=2, skipped=1)
     whole = pytester.path / "reports" / f"{name}.json"
     before = whole.read_bytes()
     assert read_valid_report(whole)["selection"] == {"partial": False}
-    result = run(pytester, matrix, "--tokcompat-report=reports", "-k", "one")
+    result = run_plugin(pytester, matrix, "--tokcompat-report=reports", "-k", "one")
     result.assert_outcomes(passed=1)
     assert whole.read_bytes() == before
     # The report's write rule places the partial report beside the whole run's.
@@ -561,7 +524,7 @@ def test_a_partial_run_never_replaces_the_report_of_a_whole_run(pytester: pytest
         ]
     )
     # A later whole run replaces the whole run's report and removes the partial one it supersedes.
-    run(pytester, matrix, "--tokcompat-report=reports").assert_outcomes(passed=2, skipped=1)
+    run_plugin(pytester, matrix, "--tokcompat-report=reports").assert_outcomes(passed=2, skipped=1)
     assert whole.read_bytes() != before
     assert read_valid_report(whole)["complete"] is True
     assert not beside.exists()
@@ -588,7 +551,7 @@ def test_a_partial_selection_says_so_in_the_report(
     pytester: pytest.Pytester, arguments: list[str], reason: str
 ) -> None:
     matrix = two_native_cases(pytester, first_expects="alias")  # 'one' fails: -x stops there
-    run(pytester, matrix, "--tokcompat-report=report.json", *arguments)
+    run_plugin(pytester, matrix, "--tokcompat-report=report.json", *arguments)
     # No report was there: the partial report takes the name (a later whole run replaces it).
     assert sorted(path.name for path in pytester.path.glob("report*.json")) == ["report.json"]
     report = report_of(pytester)
@@ -629,58 +592,6 @@ def test_an_interrupted_or_broken_whole_run_is_incomplete_but_not_a_partial_sele
 
 
 # --- the fixtures and the time limit ------------------------------------------------------------
-
-
-@pytest.mark.e2e
-def test_tokcompat_tokenizer_judges_each_case_once_per_run(pytester: pytest.Pytester) -> None:
-    toys.native_toy(pytester.path / "native")
-    matrix = write_matrix(pytester.path, "  - {id: native, snapshot: native, expect: native}\n")
-    pytester.makepyfile(
-        test_own="""
-        def test_first(tokcompat_tokenizer):
-            assert tokcompat_tokenizer.encode("hello world", add_special_tokens=False)
-
-        def test_second(tokcompat_tokenizer):
-            assert tokcompat_tokenizer.decode([1]) is not None
-
-        def test_third(tokcompat_case, tokcompat_tokenizer):
-            assert tokcompat_case.id == "native"
-        """
-    )
-    # Judgements and this process's loads are counted inside the run, in a process of its own (the
-    # attempts themselves load in child processes).
-    pytester.makeconftest(
-        """
-        from pathlib import Path
-
-        from transformers import AutoTokenizer
-
-        from pytest_tokcompat.judge import evaluate
-
-
-        def pytest_configure(config):
-            def counted(name, original):
-                def call(*args, **kwargs):
-                    with Path(config.rootpath, name).open("a") as out:
-                        out.write(f"{args[0]}\\n")
-                    return original(*args, **kwargs)
-
-                return call
-
-            evaluate.judge = counted("judged.txt", evaluate.judge)
-            AutoTokenizer.from_pretrained = counted("loaded.txt", AutoTokenizer.from_pretrained)
-        """
-    )
-    result = pytester.runpytest_subprocess(
-        "--tokcompat", f"--tokcompat-matrix={matrix}", "-p", "no:randomly", "-p", "no:xdist"
-    )
-    result.assert_outcomes(passed=4, skipped=1)
-    judged = (pytester.path / "judged.txt").read_text().splitlines()
-    loaded = (pytester.path / "loaded.txt").read_text().splitlines()
-    # One judgement for the case item and all three tests, then one load in this process, of the
-    # verdict's remedy, that the three tests share.
-    assert len(judged) == 1, judged
-    assert len(loaded) == 1, loaded
 
 
 def test_tokcompat_tokenizer_honours_the_limit_options(pytester: pytest.Pytester) -> None:
@@ -761,8 +672,8 @@ def test_time_limit_without_an_outer_timer_leaves_none() -> None:
 
 def test_a_report_folder_the_run_creates_is_ignored_by_git(pytester: pytest.Pytester) -> None:
     matrix = two_native_cases(pytester)
-    run(pytester, matrix, "--tokcompat-report=reports").assert_outcomes(passed=2, skipped=1)
+    run_plugin(pytester, matrix, "--tokcompat-report=reports").assert_outcomes(passed=2, skipped=1)
     assert (pytester.path / "reports" / ".gitignore").read_text().splitlines()[-1] == "*"
     (pytester.path / "mine").mkdir()
-    run(pytester, matrix, "--tokcompat-report=mine").assert_outcomes(passed=2, skipped=1)
+    run_plugin(pytester, matrix, "--tokcompat-report=mine").assert_outcomes(passed=2, skipped=1)
     assert not (pytester.path / "mine" / ".gitignore").exists(), "an existing folder is the user's: untouched"

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import logging
-import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from pytest_tokcompat import torch_notice
-from tests.helpers import toys
 
 NOTICE = "PyTorch was not found. Models won't be available and only tokenizers, configuration and file/data utilities can be used."
 
@@ -54,24 +51,3 @@ def test_only_the_notice_is_dropped_once(transformers_logger: tuple[logging.Logg
     logger.warning(NOTICE)
     assert kept.messages == [NOTICE, "Some other warning of transformers", NOTICE]
     assert not logger.filters, "the filter leaves once it dropped the notice"
-
-
-@pytest.mark.e2e
-def test_check_and_load_tokenizer_print_no_pytorch_notice(tmp_path: Path) -> None:
-    folder = toys.native_toy(tmp_path / "native")
-    check = subprocess.run(
-        [sys.executable, "-m", "pytest_tokcompat.cli", "check", str(folder)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert check.returncode == 0, check.stderr
-    assert "PyTorch was not found" not in check.stderr + check.stdout
-    code = f"from pytest_tokcompat import load_tokenizer; _, verdict = load_tokenizer({str(folder)!r}); print(verdict)"
-    load = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert load.stdout.strip() == "native", load.stderr
-    assert "PyTorch was not found" not in load.stderr
-    plain = subprocess.run(
-        [sys.executable, "-c", "import transformers"], capture_output=True, text=True, check=False
-    )
-    assert "PyTorch was not found" in plain.stderr, "the control: this install prints the notice"

@@ -6,15 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-import transformers
 
 import pytest_tokcompat
 import pytest_tokcompat.matrix.aliases as aliases
 from pytest_tokcompat.api import (
-    FALLBACK,
     FOLDER,
-    HUB,
-    SNAPSHOT,
     LoadedTokenizer,
     TokenizerBroken,
     load_tokenizer,
@@ -23,8 +19,8 @@ from pytest_tokcompat.errors import CheckpointError, TokcompatError, UnknownName
 from pytest_tokcompat.judge.evaluate import NotReachable, NotRunnable
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
-from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
 from tests.helpers import hubcache, toys
+from tests.helpers.matrices import write_matrix
 
 TOY_ALIAS = aliases.Alias(
     model_type=toys.TOY_ALIAS_TYPE,
@@ -41,12 +37,6 @@ def toy_alias(monkeypatch: pytest.MonkeyPatch) -> aliases.Alias:
     return TOY_ALIAS
 
 
-def write_matrix(root: Path, body: str) -> Path:
-    path = root / "models.yaml"
-    path.write_text("version: 1\ncases:\n" + body, encoding="utf-8")
-    return path
-
-
 def test_native_folder_unpacks_to_tokenizer_and_verdict(tmp_path: Path) -> None:
     folder = toys.native_toy(tmp_path / "native")
     result = load_tokenizer(folder)
@@ -58,26 +48,6 @@ def test_native_folder_unpacks_to_tokenizer_and_verdict(tmp_path: Path) -> None:
     with pytest.raises(AttributeError):
         result.verdict = "alias"  # type: ignore[misc]  # frozen
     assert pytest_tokcompat.load_tokenizer is load_tokenizer  # the package's lazy export
-
-
-@pytest.mark.e2e
-def test_native_from_the_hub_cache_matches_the_matrix_ground_truth(cache: Path) -> None:
-    repo, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
-    result = load_tokenizer(repo)
-    assert (result.verdict, result.source, result.repo, result.case_id) == (
-        "native",
-        HUB,
-        repo,
-        "deepseek-v3.2-exp",
-    )
-    assert result.folder.name == commit
-    reference = reference_tokenizer(result.folder)
-    for text in probe_texts():
-        assert (
-            result.tokenizer.encode(text, add_special_tokens=False)
-            == reference.encode(text, add_special_tokens=False).ids
-        )
-    assert result.judgement.parity.status == "match"
 
 
 def test_alias_applies_only_the_needed_remedy_and_leaves_no_registration(
@@ -97,31 +67,6 @@ def test_alias_applies_only_the_needed_remedy_and_leaves_no_registration(
     native = load_tokenizer("toy/alias", matrix=matrix)
     assert [a.remedy for a in native.judgement.attempts] == ["native", "auto_map", "alias"]
     assert native.judgement.attempts[0].status == "load-error"
-
-
-@pytest.mark.e2e
-def test_a_served_name_loads_its_repo(cache: Path) -> None:
-    repo, _ = hubcache.add_bundled(cache, "glm-5-nvfp4")
-    result = load_tokenizer("glm-5")
-    assert (result.verdict, result.source, result.repo, result.case_id) == (
-        "native",
-        HUB,
-        repo,
-        "glm-5-nvfp4",
-    )
-    assert any("served name of case 'glm-5-nvfp4'" in note for note in result.notes)
-    assert any("also the id of case 'glm-5'" in note for note in result.notes)
-
-
-@pytest.mark.e2e
-def test_an_unreachable_hub_falls_back_to_a_faithful_bundled_snapshot_and_says_so(cache: Path) -> None:
-    result = load_tokenizer("deepseek-ai/DeepSeek-V3.2-Exp")  # the cache is empty and the hub is offline
-    assert (result.source, result.repo) == (FALLBACK, "deepseek-ai/DeepSeek-V3.2-Exp")
-    assert result.verdict == hubcache.bundled_case("deepseek-v3.2-exp").expected_for(transformers.__version__)
-    assert any(
-        "the hub could not be reached" in note and "offline snapshot of case 'deepseek-v3.2-exp'" in note
-        for note in result.notes
-    )
 
 
 def test_a_stand_in_snapshot_is_never_handed_out_for_the_real_tokenizer(cache: Path) -> None:
@@ -211,26 +156,6 @@ def test_without_opt_in_remote_code_never_runs(
     assert plain.verdict == "backend" and skipped is not None
     assert "trust_remote_code is off; opt in" in (skipped.detail or "")
     assert not canary.exists()
-
-
-@pytest.mark.e2e
-def test_a_case_id_loads_the_case_as_the_matrix_runs_it_and_says_it_is_a_stand_in(cache: Path) -> None:
-    result = load_tokenizer("kimi-k2-instruct", trust_remote_code=True)
-    assert (result.verdict, result.source, result.case_id, result.stand_in) == (
-        "auto_map",
-        SNAPSHOT,
-        "kimi-k2-instruct",
-        True,
-    )
-    assert any("stand-in tokenizer data" in note for note in result.notes)
-    snapshot = load_matrix(bundled_matrix()).by_id("kimi-k2-instruct").snapshot
-    assert [(f["repo"], f["revision"], f["file"], f["folder"]) for f in result.remote_files_ran] == [
-        (None, None, "configuration_deepseek.py", str(snapshot)),
-        (None, None, "tokenization_kimi.py", str(snapshot)),
-    ]
-    assert result.record["id"] == "kimi-k2-instruct" and result.record["expected"] == "auto_map"
-    with pytest.raises(NotReachable, match="stand-in tokenizer data"):  # by its repo: never the stand-in
-        load_tokenizer("moonshotai/Kimi-K2-Instruct")
 
 
 def test_extra_probe_texts_are_checked_too(tmp_path: Path) -> None:

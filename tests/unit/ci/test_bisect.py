@@ -349,28 +349,6 @@ if sys.argv[1] == "venv":
 """
 
 
-@pytest.mark.e2e
-@pytest.mark.skipif(sys.platform == "win32", reason="the fake uv is a POSIX script")
-def test_the_child_check_judges_a_case_with_its_golden_ids(tmp_path: Path, cache: Path) -> None:
-    """bisect's child is the real `tokcompat check` (in this environment): qwen3-0.6b is judged with its
-    golden ids, so its verdict is native, not not-checked."""
-    from pytest_tokcompat.matrix.loader import bundled_matrix
-
-    uv = tmp_path / "uv"
-    uv.write_text(REAL_CHILD_UV.format(python=sys.executable))
-    uv.chmod(uv.stat().st_mode | stat.S_IXUSR)
-    target = bisect.resolve_target("qwen3-0.6b", bundled_matrix())
-    judge = UvVerdict(target, tmp_path / "envs", uv=str(uv), requirement="unused")
-    assert judge(Version("5.24.0")) == "native"
-    assert target.argument == f"{bundled_matrix()}::qwen3-0.6b"
-    absent = UvVerdict(Target("absent", "owner/absent"), tmp_path / "envs", uv=str(uv), requirement="unused")
-    with pytest.raises(
-        BuildError,
-        match=r"could not judge under transformers 5\.0\.0 \(not checked\): .*not in the hub cache",
-    ):
-        absent(Version("5.0.0"))
-
-
 def test_bare_bisect_of_a_case_searches_where_its_expect_ranges_change(
     offline: dict[str, object], checkpoint: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,7 +13,6 @@ import base64
 import hashlib
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -31,7 +30,6 @@ from pytest_tokcompat.ci.releases import Page
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.contract import alias_record, case_record
 from pytest_tokcompat.matrix.loader import bundled_dir, load_matrix
-from tests.helpers import toys
 from tests.helpers.paths import SIMPLE_INDEX
 
 INDEX = "https://index.invalid/simple"
@@ -482,42 +480,6 @@ def test_env_versions_are_read_from_the_env_files(tmp_path: Path) -> None:
     assert gridrun.env_versions(tmp_path / "nothing") is None
 
 
-@pytest.mark.e2e
-def test_a_projects_own_pytest_config_stays_out_of_the_grids_runs(tmp_path: Path) -> None:
-    """The grid's own command, run where tox runs it: in the work folder inside a project whose pytest
-    configuration names a plugin the environment lacks and whose conftest.py raises."""
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-p not_installed_here"\n')
-    (project / "conftest.py").write_text("raise RuntimeError('the project conftest ran')\n")
-    toys.native_toy(project / "matrix" / "native")
-    matrix = project / "matrix" / "models.yaml"  # inside the project: pytest also looks up from here
-    matrix.write_text("cases:\n  - {id: native, snapshot: native, expect: native}\n")
-    work = project / "tokcompat-grid" / ".work"
-    work.mkdir(parents=True)
-    wheel = tmp_path / "pytest_tokcompat-0.1.0-py3-none-any.whl"
-    tox_ini = gridrun.write_tox_ini(work, [], matrix, wheel, "/usr/bin/python3").read_text()
-    line = tox_ini.split("commands =\n", 1)[1].splitlines()[0].replace("{env_name}", "tf-5.10.4")
-    command = [sys.executable, *shlex.split(line)[1:], "--collect-only"]
-    env_tmp_dir = work / ".tox" / "tf-5.10.4" / "tmp"  # change_dir of each env
-    env_tmp_dir.mkdir(parents=True)
-
-    def collect() -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-        return subprocess.run(command, cwd=env_tmp_dir, env=env, capture_output=True, text=True, timeout=120)
-
-    done = collect()
-    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
-    assert "models.yaml::native\n" in done.stdout, done.stdout
-    # The premise: without the named configuration, the project's own is the run's.
-    named = ["-c", str(work / "pytest.ini"), "--rootdir", str(work)]
-    assert command[3:7] == named
-    del command[3:7]
-    done = collect()
-    assert done.returncode != pytest.ExitCode.OK
-    assert "not_installed_here" in done.stdout + done.stderr
-
-
 def test_the_generated_tox_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     found = releases.resolve_spec("5.10.4,main", index=INDEX, fetch=recorded, upstream=str(SIMPLE_INDEX))
     wheel = tmp_path / "pytest_tokcompat-0.1.0-py3-none-any.whl"
@@ -801,7 +763,6 @@ def test_own_wheel_from_a_plain_install(tmp_path: Path) -> None:
     """A plain install of a path, a wheel or a git URL leaves the same layout: the package (bundled matrix
     inside) and its dist-info in site-packages. The wheel is made from those files, not from any checkout."""
     import subprocess
-    import sys
     import zipfile
 
     from pytest_tokcompat.ci.install import own_wheel

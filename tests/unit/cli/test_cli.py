@@ -99,60 +99,6 @@ def test_bad_arguments_exit_2() -> None:
 # ---- one resolver, one evaluator: names, cases and exit statuses ------------------------------------------
 
 
-@pytest.mark.e2e
-def test_check_judges_a_bundled_case_offline_with_its_golden_ids(
-    cache: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # Mistral Nemo's snapshot has only tekken.json: its ground truth is the golden ids mistral-common gave
-    assert main(["check", "mistral-nemo-instruct-2407", "--json"]) == 0
-    record = json.loads(capsys.readouterr().out)
-    assert (record["id"], record["verdict"], record["expected"], record["status"]) == (
-        "mistral-nemo-instruct-2407",
-        "native",
-        "native",
-        "passed",
-    )
-    assert (
-        record["parity"]["status"] == "match"
-        and record["parity"]["source"] == "golden ids in mistral-nemo-instruct-2407.json"
-    )
-    assert (record["source"], record["matched_by"]) == ("snapshot", "id")
-
-
-@pytest.mark.e2e
-def test_check_of_an_assembled_folder_carries_its_cases_golden_ids(
-    cache: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
-    from pytest_tokcompat.sources.snapshots import materialize
-
-    snapshot = load_matrix(bundled_matrix()).by_id("qwen3-0.6b").snapshot
-    assert snapshot is not None
-    assert main(["check", str(materialize(snapshot)), "--json"]) == 0
-    record = json.loads(capsys.readouterr().out)
-    assert (record["id"], record["verdict"], record["matched_by"]) == (
-        "qwen3-0.6b",
-        "native",
-        "assembled folder",
-    )
-    assert record["parity"]["status"] == "match"
-
-
-@pytest.mark.e2e
-def test_check_text_adds_a_probe_text_and_without_golden_ids_it_is_not_checked(
-    cache: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert (
-        main(["check", "mistral-nemo-instruct-2407", "--text", "a text no golden file holds", "--json"]) == 3
-    )
-    record = json.loads(capsys.readouterr().out)
-    assert record["verdict"] == "not-checked" and record["parity"]["status"] == "not-checked"
-    assert (
-        "1 probe texts have no golden ids (first: 'a text no golden file holds')"
-        in record["parity"]["reason"]
-    )
-
-
 def test_check_uses_the_given_matrix_for_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     toys.native_toy(tmp_path / "native")
     matrix = tmp_path / "models.yaml"

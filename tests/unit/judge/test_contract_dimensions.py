@@ -44,6 +44,7 @@ from pytest_tokcompat.judge.probes import (
 from pytest_tokcompat.judge.static import special_tokens
 from pytest_tokcompat.matrix.loader import parse_matrix
 from tests.helpers.contract_toys import DRIFTS, RSTRIP_TOKEN, SPECIALS, contract_toy, with_chat_template
+from tests.helpers.matrices import write_matrix
 
 # drift -> (the dimension the tool must name, the kind of the probe it must name)
 CAUGHT_AS = {
@@ -434,19 +435,14 @@ def test_matrix_key_acknowledge_is_validated(tmp_path: Path) -> None:
     assert message.count("\n") == 4
 
 
-def _write_matrix(root: Path, entries: str) -> None:
-    (root / "matrix").mkdir(exist_ok=True)
-    (root / "matrix" / "models.yaml").write_text("cases:\n" + textwrap.dedent(entries), encoding="utf-8")
-
-
 def test_the_report_summary_and_grid_name_the_dimension(pytester: pytest.Pytester) -> None:
     root = pytester.path
     contract_toy(root / "matrix" / "clean")
     contract_toy(root / "matrix" / "bos", "default_call")
     contract_toy(root / "matrix" / "bos-known", "default_call")
-    _write_matrix(
-        root,
-        """\
+    write_matrix(
+        root / "matrix",
+        textwrap.dedent("""\
         - id: clean
           snapshot: clean
           expect: native
@@ -457,7 +453,7 @@ def test_the_report_summary_and_grid_name_the_dimension(pytester: pytest.Pyteste
           snapshot: bos-known
           expect: native
           acknowledge: {"*": {default_call: "serving stacks restore BOS themselves"}}
-        """,
+        """),
     )
     result = pytester.runpytest("--tokcompat", "-p", "no:randomly", "--tokcompat-report", "reports/")
     # skipped: the alias item (no case of its model_type in this matrix)

@@ -1,6 +1,6 @@
 """Isolation: nothing an attempt does reaches another attempt, another case, the run's exit status or output.
 
-Each test opts in to a checkpoint whose own code (tests/toys.py) does one hostile thing at import:
+Each test opts in to a checkpoint whose own code (tests/helpers/toys.py) does one hostile thing at import:
 monkeypatches transformers, exits the process, raises a BaseException, hangs in ways a SIGALRM
 cannot stop, starts a non-daemon thread, floods stdout, or changes process state. Plus one checkpoint
 that is data only: a tokenizer.json that makes the tokenizers library panic.
@@ -21,21 +21,15 @@ import pytest
 
 from pytest_tokcompat import cli
 from pytest_tokcompat.judge import child
-from pytest_tokcompat.judge.child import CAPTURE_BYTES
 from pytest_tokcompat.judge.evaluate import FAILED, run_case
 from pytest_tokcompat.judge.ladder import Judgement, Limits, judge
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.matrix.loader import parse_matrix
 from pytest_tokcompat.model import AttemptStatus, Verdict
 from tests.helpers import toys
+from tests.helpers.matrices import write_matrix
 
 pytest_plugins = ["pytester"]
-
-
-def write_matrix(root: Path, body: str) -> Path:
-    path = root / "models.yaml"
-    path.write_text("version: 1\ncases:\n" + body, encoding="utf-8")
-    return path
 
 
 def cases_of(report_path: Path) -> dict[str, dict[str, Any]]:
@@ -124,37 +118,6 @@ def test_process_state_set_by_remote_code_is_gone_for_the_next_attempt(
 # ---- exits and exceptions ------------------------------------------------------------------------------
 
 
-@pytest.mark.e2e
-def test_os_exit_at_import_cannot_end_the_run_green(pytester: pytest.Pytester) -> None:
-    root = pytester.path
-    toys.hostile_remote_toy(root / "exits", "import os\nos._exit(0)\n")
-    toys.native_toy(root / "after")
-    matrix = write_matrix(
-        root,
-        "  - {id: exits, snapshot: exits, expect: auto_map, trust_remote_code: true}\n"
-        "  - {id: after, snapshot: after, expect: native}\n",
-    )
-    result = pytester.runpytest_subprocess(
-        "--tokcompat",
-        f"--tokcompat-matrix={matrix}",
-        "--tokcompat-report=report.json",
-        "-n",
-        "0",
-        "-p",
-        "no:randomly",
-    )
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    records = cases_of(root / "report.json")
-    assert (records["exits"]["status"], records["exits"]["verdict"]) == (
-        "failed",
-        "backend",
-    )  # its tokenizer.json as it is; expected auto_map
-    crashed = attempts_of(records["exits"])["auto_map"]
-    assert crashed["status"] == AttemptStatus.CRASHED
-    assert crashed["detail"].startswith("the attempt's process exited with status 0 before it reported")
-    assert (records["after"]["status"], records["after"]["verdict"]) == ("passed", "native")
-
-
 @pytest.mark.parametrize(
     ("prelude", "shown"),
     [("import sys\nsys.exit(0)\n", "SystemExit: 0"), ("raise SystemExit(3)\n", "SystemExit: 3")],
@@ -235,27 +198,6 @@ def test_remote_code_that_hangs_is_killed_at_the_limit(
 # ---- threads, floods, memory -----------------------------------------------------------------------------
 
 
-@pytest.mark.e2e
-def test_a_non_daemon_thread_does_not_keep_the_run_alive(tmp_path: Path) -> None:
-    prelude = "import threading, time\nthreading.Thread(target=time.sleep, args=(3600,)).start()\n"
-    folder = toys.hostile_remote_toy(tmp_path / "thread", prelude)
-    done = check_json(str(folder), "--trust-remote-code")
-    assert done.returncode == cli.EXIT_OK, done.stderr[-2000:]
-    assert json.loads(done.stdout)["verdict"] == "auto_map"
-
-
-@pytest.mark.e2e
-def test_twenty_megabytes_of_output_leave_the_json_parseable_and_a_bounded_excerpt(tmp_path: Path) -> None:
-    prelude = "import sys\nsys.stdout.write('x' * (20 * 1024 * 1024) + 'END')\nsys.stdout.flush()\n"
-    folder = toys.hostile_remote_toy(tmp_path / "flood", prelude)
-    done = check_json(str(folder), "--trust-remote-code")
-    record = json.loads(done.stdout)
-    assert (done.returncode, record["verdict"]) == (cli.EXIT_OK, "auto_map")
-    excerpt = attempts_of(record)["auto_map"]["stdout"]
-    assert excerpt.endswith("xxxxEND") and len(excerpt) < CAPTURE_BYTES + 100
-    assert excerpt.startswith(f"[... {20 * 1024 * 1024 + 3 - CAPTURE_BYTES} earlier bytes dropped]")
-
-
 def test_an_attempt_over_the_memory_cap_is_not_judged_broken(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -267,19 +209,3 @@ def test_an_attempt_over_the_memory_cap_is_not_judged_broken(
     assert (remote.detail or "").startswith("MemoryError")
     assert "1024 MB memory cap" in (remote.detail or "")
     assert judgement.verdict == Verdict.NOT_CHECKED
-
-
-@pytest.mark.e2e  # spawn: every attempt a fresh interpreter that imports transformers
-def test_spawn_mode_where_fork_is_missing_gives_the_same_verdict(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("TOKCOMPAT_ISOLATION", "spawn")
-    judgement = judge(
-        toys.hostile_remote_toy(tmp_path / "exits", "raise SystemExit(3)\n"), trust_remote_code=True
-    )
-    remote = judgement.attempt("auto_map")
-    assert judgement.verdict == Verdict.BACKEND
-    assert remote is not None and (remote.status, remote.detail) == (
-        AttemptStatus.LOAD_ERROR,
-        "SystemExit: 3",
-    )

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -44,29 +42,6 @@ def verdicts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "verdicts"
     monkeypatch.setenv(CACHE_ENV, str(root))
     return root
-
-
-@pytest.mark.e2e
-def test_a_second_process_takes_the_verdict_from_the_cache(tmp_path: Path, verdicts: Path) -> None:
-    folder = toys.native_toy(tmp_path / "native")
-    runs = []
-    for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-c", LOAD, str(folder)],
-            capture_output=True,
-            text=True,
-            check=False,
-            env=dict(os.environ),
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    first, second = runs
-    assert (first["from_cache"], first["cache"]["state"]) == (False, "stored")
-    assert (second["from_cache"], second["cache"]["state"]) == (True, "hit")
-    assert second["cache"]["path"] == first["cache"]["path"] == str(entries(verdicts)[0])
-    assert first["verdict"] == second["verdict"] == "native"
-    assert first["ids"] == second["ids"] == reference_tokenizer(folder).encode("hello world").ids
 
 
 def test_a_hit_judges_nothing_and_still_loads_in_the_callers_process(

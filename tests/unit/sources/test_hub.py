@@ -1,15 +1,14 @@
 """Hub resolution through the real huggingface_hub calls, against a real cache layout and a local hub.
 
-Every test builds its own cache (tests/hubcache.py) and points HF_HUB_CACHE at it. Offline tests
+Every test builds its own cache (tests/helpers/hubcache.py) and points HF_HUB_CACHE at it. Offline tests
 run in this process (HF_HUB_OFFLINE=1); online ones run the same calls in a subprocess pointed
-at a local HTTP server that speaks the Hub's API (tests/hubserver.py) through HF_ENDPOINT, so
+at a local HTTP server that speaks the Hub's API (tests/helpers/hubserver.py) through HF_ENDPOINT, so
 nothing of huggingface_hub is patched and nothing reaches the network.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.sources import hub, remote_code
 from pytest_tokcompat.sources.resolve import describe, resolve_name
 from tests.helpers import hubcache, hubserver, toys
+from tests.helpers.matrices import write_matrix
 from tests.helpers.paths import MATRIX_DIR
 
 pytest_plugins = ["pytester"]
@@ -31,12 +31,6 @@ pytest_plugins = ["pytester"]
 DEEPSEEK = "deepseek-ai/DeepSeek-V3.2-Exp"
 KIMI = "moonshotai/Kimi-K2-Instruct"
 GOLDEN = MATRIX_DIR / "golden"
-
-
-def write_matrix(root: Path, body: str) -> Path:
-    path = root / "models.yaml"
-    path.write_text("version: 1\ncases:\n" + body, encoding="utf-8")
-    return path
 
 
 def case_of(root: Path, body: str) -> object:
@@ -79,53 +73,6 @@ def test_the_patterns_never_select_weights_or_unnamed_code() -> None:
         "chat_template.jinja",
         "special_tokens_map.json",
     }
-
-
-@pytest.mark.e2e
-def test_pytest_tokcompat_on_a_matrix_of_hub_ids_passes(pytester: pytest.Pytester, cache: Path) -> None:
-    hubcache.add_bundled(cache, "deepseek-v3.2-exp")
-    hubcache.add_bundled(cache, "qwen3-0.6b")
-    _, kimi_commit = hubcache.add_bundled(cache, "kimi-k2-instruct")
-    (pytester.path / "golden").mkdir()
-    for name in ("qwen3-0.6b.json", "kimi-k2-instruct.json"):
-        shutil.copy(GOLDEN / name, pytester.path / "golden" / name)
-    matrix = write_matrix(
-        pytester.path,
-        f"  - {{id: deepseek-v3.2-exp, repo: {DEEPSEEK}, expect: native}}\n"
-        "  - {id: qwen3-0.6b, repo: Qwen/Qwen3-0.6B, expect: native}\n"
-        f"  - {{id: kimi-k2-instruct, repo: {KIMI}, revision: '{kimi_commit}', trust_remote_code: true,"
-        " expect: auto_map}\n",
-    )
-    result = pytester.runpytest_subprocess(
-        "--tokcompat",
-        f"--tokcompat-matrix={matrix}",
-        "--tokcompat-require-hub",
-        "--tokcompat-report=report.json",
-        "-p",
-        "no:randomly",
-    )
-    result.assert_outcomes(passed=4)  # the three cases and the deepseek_v32 alias item
-    report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
-    cases = {c["id"]: c for c in report["cases"] if c["kind"] == "case"}
-    assert {k: c["verdict"] for k, c in cases.items()} == {
-        "deepseek-v3.2-exp": "native",
-        "qwen3-0.6b": "native",
-        "kimi-k2-instruct": "auto_map",
-    }
-    ran = cases["kimi-k2-instruct"]["remote_files_ran"]
-    assert {"repo": KIMI, "revision": kimi_commit, "file": "tokenization_kimi.py"}.items() <= ran[-1].items()
-    assert cases["deepseek-v3.2-exp"]["remote_files_ran"] == []
-
-
-@pytest.mark.e2e
-def test_cli_check_of_a_hub_id_uses_the_cache(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
-    assert cli.main(["check", DEEPSEEK]) == 0
-    assert "verdict: native" in capsys.readouterr().out
-    assert cli.main(["check", DEEPSEEK, "--json"]) == 0
-    record = json.loads(capsys.readouterr().out)
-    assert record["verdict"] == "native"
-    assert record["path"].endswith(f"snapshots/{commit}")
 
 
 # ---- what cannot be had: not checked, with what to do ---------------------------------------------
@@ -291,7 +238,7 @@ def test_code_in_another_repo_is_refused(tmp_path: Path) -> None:
         remote_code.remote_code_modules(tmp_path, "o/x")
 
 
-# ---- online, against a local hub (tests/hubserver.py, reached through HF_ENDPOINT) --------------------
+# ---- online, against a local hub (tests/helpers/hubserver.py, reached through HF_ENDPOINT) --------------------
 
 
 @pytest.fixture
@@ -309,103 +256,6 @@ def served_bundled(local_hub: hubserver.LocalHub, case_id: str, **options: Any) 
         **{name: b"not for a tokenizer" for name in hubcache.NOT_CACHED},
     }
     return case.repo, local_hub.add(case.repo, files, **options)
-
-
-@pytest.mark.e2e
-def test_a_repo_is_fetched_with_only_its_tokenizer_files_then_resolves_offline(
-    cache: Path, local_hub: hubserver.LocalHub
-) -> None:
-    repo, commit = served_bundled(local_hub, "deepseek-v3.2-exp")
-    online, offline = hubserver.resolve_online(
-        local_hub.url, cache, [{"repo": repo}, {"repo": repo, "revision": commit}]
-    )
-    folder = cache / "models--deepseek-ai--DeepSeek-V3.2-Exp" / "snapshots" / commit
-    assert online == {
-        "folder": str(folder),
-        # the revision's tokenizer files, and its file list kept beside them (a later offline run judges it
-        # only when every listed file is cached)
-        "files": [".tokcompat-files.json", "config.json", "tokenizer.json", "tokenizer_config.json"],
-    }
-    assert offline == online
-    downloads = [
-        r.path.rsplit("/", 1)[1] for r in local_hub.requests if r.method == "GET" and "/resolve/" in r.path
-    ]
-    assert sorted(downloads) == ["config.json", "tokenizer.json", "tokenizer_config.json"]  # once each
-    assert (folder / "tokenizer.json").read_bytes() == local_hub.repos[repo].files["tokenizer.json"]
-    assert (cache / "models--deepseek-ai--DeepSeek-V3.2-Exp" / "refs" / "main").read_text() == commit
-    assert hub.resolve_repo(repo, None) == folder  # and this process, offline, finds it by its ref
-
-
-@pytest.mark.e2e
-def test_remote_code_is_fetched_only_at_a_commit_and_only_what_auto_map_names(
-    cache: Path, local_hub: hubserver.LocalHub
-) -> None:
-    repo, commit = served_bundled(local_hub, "kimi-k2-instruct")
-    at_branch, pinned = hubserver.resolve_online(
-        local_hub.url,
-        cache,
-        [
-            {"repo": repo, "trust_remote_code": True},
-            {"repo": repo, "revision": commit, "trust_remote_code": True},
-        ],
-    )
-    assert at_branch["error"] == "NotRunnable" and "trust_remote_code is refused" in at_branch["message"]
-    assert "tokenization_kimi.py" in pinned["files"]
-    fetched = local_hub.paths_fetched(repo)
-    assert "tokenization_kimi.py" in fetched
-    assert not {"modeling_deepseek.py", "model-00001-of-00002.safetensors", "README.md"} & fetched
-    assert all(commit in r.path for r in local_hub.asked_about(repo)), "the branch was never asked for"
-
-
-@pytest.mark.e2e
-def test_a_gated_repo_says_whether_hf_token_is_missing_or_lacks_access(
-    cache: Path, local_hub: hubserver.LocalHub
-) -> None:
-    repo, _ = served_bundled(local_hub, "deepseek-v3.2-exp", granted=frozenset({"hf_granted"}))
-    no_token, no_access, granted = hubserver.resolve_online(
-        local_hub.url,
-        cache,
-        [{"repo": repo}, {"repo": repo, "token": "hf_other"}, {"repo": repo, "token": "hf_granted"}],
-    )
-    assert no_token["error"] == "NotReachable"
-    assert "gated repo" in no_token["message"] and "HF_TOKEN is not set" in no_token["message"]
-    assert no_access["error"] == "NotReachable"
-    assert "HF_TOKEN is set but its account has no access" in no_access["message"]
-    assert "tokenizer.json" in granted["files"]
-    tokens = {r.token for r in local_hub.asked_about(repo)}
-    assert tokens == {None, "hf_other", "hf_granted"}
-
-
-@pytest.mark.e2e
-def test_a_revision_or_repo_the_hub_does_not_have(cache: Path, local_hub: hubserver.LocalHub) -> None:
-    repo, _ = served_bundled(local_hub, "deepseek-v3.2-exp")
-    no_revision, no_repo = hubserver.resolve_online(
-        local_hub.url, cache, [{"repo": repo, "revision": "v9"}, {"repo": "owner/absent"}]
-    )
-    assert no_revision == {
-        "error": "NotReachable",
-        "message": f"{repo} has no revision 'v9': check the commit sha in the matrix entry",
-    }
-    assert (
-        no_repo["error"] == "RepoNotFound" and "was not found on the hub, or is private" in no_repo["message"]
-    )
-
-
-@pytest.mark.e2e
-def test_when_the_hub_refuses_or_is_down_the_cached_snapshot_is_used(
-    cache: Path, local_hub: hubserver.LocalHub
-) -> None:
-    repo, commit = hubcache.add_bundled(cache, "deepseek-v3.2-exp")
-    served_bundled(local_hub, "deepseek-v3.2-exp", granted=frozenset({"hf_granted"}))
-    (refused,) = hubserver.resolve_online(local_hub.url, cache, [{"repo": repo}])
-    assert refused["folder"] == str(cache / "models--deepseek-ai--DeepSeek-V3.2-Exp" / "snapshots" / commit)
-    assert local_hub.paths_fetched(repo) == set()
-    down, absent = hubserver.resolve_online(
-        hubserver.unreachable_endpoint(), cache, [{"repo": repo}, {"repo": "owner/absent"}]
-    )
-    assert down == refused
-    assert absent["error"] == "NotReachable"
-    assert "not in the hub cache and the hub cannot be reached" in absent["message"]
 
 
 # ---- environment read at call time ------------------------------------------------------------------

@@ -16,6 +16,7 @@ from pytest_tokcompat.matrix.loader import bundled_matrix, default_matrix, find_
 from pytest_tokcompat.sources.resolve import MatchedBy, Source, describe, identify, resolve
 from pytest_tokcompat.sources.snapshots import materialize
 from tests.helpers import toys
+from tests.helpers.matrices import write_matrix
 
 BUNDLED = load_matrix(bundled_matrix())
 # a case with golden ids whose snapshot assembles in milliseconds (a copy, nothing derived)
@@ -32,13 +33,6 @@ def _snapshot_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def _own_snapshot_cache(_snapshot_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOKCOMPAT_CACHE", str(_snapshot_cache))
-
-
-def write_matrix(root: Path, body: str) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / "models.yaml"
-    path.write_text("version: 1\ncases:\n" + body, encoding="utf-8")
-    return path
 
 
 # ---- the default matrix: option, ini, the project's matrix/models.yaml from the rootdir, the bundled one --

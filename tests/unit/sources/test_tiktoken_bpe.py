@@ -1,6 +1,6 @@
 """Merges recovered from tiktoken ranks: the fast recovery gives exactly what the plain BPE run gives.
 
-The oracle (tests/plain_bpe.py) is the straightforward algorithm the module used before it was sped
+The oracle (tests/helpers/plain_bpe.py) is the straightforward algorithm the module used before it was sped
 up: BPE on each token's bytes with only the merges ranked below it, every pair's rank recomputed at
 every step.
 """
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_tokcompat.sources.tiktoken_bpe import bpe_vocab_and_merges, load_ranks
-from tests.helpers.plain_bpe import RANK_FILES, bundled_rank_file, plain_vocab_and_merges
+from pytest_tokcompat.sources.tiktoken_bpe import bpe_vocab_and_merges
+from tests.helpers.plain_bpe import plain_vocab_and_merges
 
 FAST = settings(suppress_health_check=[HealthCheck.too_slow])
 """Examples per test from the profile (tests/conftest.py): a few on a developer's run, the full count in CI."""
@@ -86,10 +86,3 @@ def test_same_merges_as_plain_bpe_even_with_repeated_ranks(ranks: dict[bytes, in
 def test_known_merges(ranks: dict[bytes, int], merges: list[tuple[str, str]]) -> None:
     assert bpe_vocab_and_merges(ranks)[1] == merges
     assert plain_vocab_and_merges(ranks)[1] == merges
-
-
-@pytest.mark.e2e
-@pytest.mark.parametrize("snapshot", sorted(RANK_FILES))
-def test_same_merges_as_plain_bpe_on_a_real_vocabulary(snapshot: str) -> None:
-    """Seconds per vocabulary (the oracle is the slow part); Llama 3's has tokens no merge reaches."""
-    assert_same_as_oracle(load_ranks(bundled_rank_file(snapshot)))
