@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.fakegrid import user_matrix
 from tests.helpers.paths import REPO
 from tests.helpers.upstream import new_commit, stand_in_upstream
-from tests.unit.ci.test_gridrun import user_matrix
 
 BIN = Path(sys.executable).parent
 

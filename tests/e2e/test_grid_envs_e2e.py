@@ -16,7 +16,7 @@ from pytest_tokcompat.ci import envcheck, gridrun, releases
 from pytest_tokcompat.ci.install import own_wheel, uv_binary
 from tests.e2e.test_grid_e2e import environment, tokcompat
 from tests.helpers import toys
-from tests.unit.ci.test_gridrun import recorded
+from tests.helpers.fakegrid import recorded
 
 RELEASE = "5.10.4"
 

@@ -1,4 +1,4 @@
-# ruff: noqa: F811 (the fixtures tests/unit/ci/test_gridrun.py defines, imported by name)
+# ruff: noqa: F811 (the fixtures tests/helpers/fakegrid.py defines, imported by name)
 """End to end: `tokcompat grid`: planning, cell keys and reuse, shards, reports and exit statuses.
 
 The rest of this subject's tests, and the helpers these use, are in tests/unit/ci/test_gridrun.py.
@@ -16,7 +16,7 @@ import pytest
 
 from pytest_tokcompat.ci import gridrun
 from tests.helpers import toys
-from tests.unit.ci.test_gridrun import project  # noqa: F401 (fixtures)
+from tests.helpers.fakegrid import index, project  # noqa: F401 (fixtures)
 
 
 def test_a_projects_own_pytest_config_stays_out_of_the_grids_runs(tmp_path: Path) -> None:

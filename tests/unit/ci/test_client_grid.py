@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_tokcompat.ci import gridrun, releases
+from tests.helpers.fakegrid import INDEX, FakeTox, grid, recorded
 from tests.helpers.paths import DATA
-from tests.unit.ci.test_gridrun import INDEX, FakeTox, grid, index, project, recorded, tox  # noqa: F401 - fixtures
 
 CLIENT = DATA / "client_pkg"
 LOADER = "cfg=tokcompat_selftest_client.loaders:config_only_alias"
@@ -45,8 +45,8 @@ def test_the_tox_config_installs_the_clients_and_passes_the_loaders(tmp_path: Pa
 
 
 def test_with_and_loader_reach_every_env_and_are_part_of_each_cells_key(
-    project: Path,  # noqa: F811 - the fixture of test_gridrun
-    tox: FakeTox,  # noqa: F811
+    project: Path,
+    tox: FakeTox,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -108,8 +108,8 @@ def test_with_and_loader_reach_every_env_and_are_part_of_each_cells_key(
     ],
 )
 def test_bad_with_or_loader_is_bad_input(
-    project: Path,  # noqa: F811 - the fixture of test_gridrun
-    tox: FakeTox,  # noqa: F811
+    project: Path,
+    tox: FakeTox,
     capsys: pytest.CaptureFixture[str],
     argv: list[str],
     says: str,
@@ -140,8 +140,8 @@ def test_a_bare_name_is_a_requirement_even_where_a_folder_of_that_name_exists(
 
 @pytest.mark.parametrize("in_git", [True, False], ids=["git-work-tree", "plain-folder"])
 def test_with_dot_hashes_the_package_sources_so_a_rerun_reuses_every_cell(
-    project: Path,  # noqa: F811 - the fixture of test_gridrun
-    tox: FakeTox,  # noqa: F811
+    project: Path,
+    tox: FakeTox,
     capsys: pytest.CaptureFixture[str],
     in_git: bool,
 ) -> None:
@@ -195,8 +195,8 @@ UV_CONFLICT = {
 
 @pytest.mark.parametrize("form", sorted(UV_CONFLICT))
 def test_a_with_requirement_that_conflicts_with_a_release_is_reported_as_that(
-    project: Path,  # noqa: F811 - the fixture of test_gridrun
-    tox: FakeTox,  # noqa: F811
+    project: Path,
+    tox: FakeTox,
     capsys: pytest.CaptureFixture[str],
     form: str,
 ) -> None:

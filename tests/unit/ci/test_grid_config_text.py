@@ -1,4 +1,3 @@
-# ruff: noqa: F811 (the fixtures test_gridrun.py defines, imported by name)
 """`tokcompat grid`: an argument that goes into the generated tox.ini is one line of plain text."""
 
 from __future__ import annotations
@@ -7,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.ci.test_gridrun import FakeTox, grid, index, project, tox  # noqa: F401 (fixtures)
+from tests.helpers.fakegrid import FakeTox, grid
 
 INJECTED = "\n[testenv:tf-5.10.4]\ncommands = python -c \"open('/tmp/owned', 'w')\"\n"
 

@@ -1,4 +1,3 @@
-# ruff: noqa: F811 (the fixtures test_gridrun.py defines, imported by name)
 """`tokcompat grid`: an environment in which opted-in code ran is trusted only as its install left it.
 
 tox stands in as in test_gridrun.py; its fake "remote code" drops a ``.pth`` into the
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tokcompat.ci import envcheck
-from tests.unit.ci.test_gridrun import FakeTox, grid, index, project, tox  # noqa: F401 (fixtures)
+from tests.helpers.fakegrid import FakeTox, grid
 
 ENV = "tf-5.10.4"
 ARGV = ["--releases", "5.10.4"]
