@@ -30,8 +30,8 @@ TARGET = 1.1
 PROBE = """
 import json, sys, tempfile, time
 from pathlib import Path
-sys.path.insert(0, {tests!r})
-import toys
+sys.path.insert(0, {repo!r})
+from tests.helpers import toys
 import pytest_tokcompat
 from pytest_tokcompat.judge import child
 from pytest_tokcompat.judge.ladder import judge
@@ -59,7 +59,7 @@ class Probe:
     """One side's long-lived process, its fork server warm: each round judges ``loops`` times on request."""
 
     def __init__(self, root: Path, subreaper: bool) -> None:
-        code = PROBE.format(tests=str(REPO / "tests"), subreaper=subreaper)
+        code = PROBE.format(repo=str(REPO), subreaper=subreaper)
         env = bench_env(PYTHONPATH=str(root), TOKCOMPAT_ISOLATION="process")
         self.process = subprocess.Popen(
             [PYTHON, "-c", code], cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True

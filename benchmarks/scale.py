@@ -1,7 +1,7 @@
 """Scale: a generated 200-entry matrix under ``-n 0`` and ``-n 2``: throughput and peak memory per worker.
 
 The matrix reuses the bundled snapshots round-robin (unique ids, same snapshot
-folders, golden ids copied per id). Why not toy checkpoints (tests/toys.py)? A toy
+folders, golden ids copied per id). Why not toy checkpoints (tests/helpers/toys.py)? A toy
 loads in milliseconds, so a 200-toy run measures xdist's fixed cost (two workers
 each importing transformers) rather than per-case throughput, and its memory says
 nothing about the 2 GiB limit; the bundled snapshots are the real workload

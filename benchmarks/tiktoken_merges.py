@@ -1,7 +1,7 @@
 """Recovering BPE merges from a tiktoken rank file: today's ``bpe_vocab_and_merges`` vs the plain run it replaced.
 
 Per pinned rank file of the bundled snapshots (Qwen3's, 151,643 ranks; Llama 3.1's, 128,000), in one
-process: the median time of the old algorithm (the baseline: tests/plain_bpe.py, the tests' oracle, BPE
+process: the median time of the old algorithm (the baseline: tests/helpers/plain_bpe.py, the tests' oracle, BPE
 on every token's bytes with every pair's rank recomputed at every step) and of the current one,
 interleaved, wall and CPU time; both results must be equal. This is the bulk of assembling those snapshots on a cold cache.
 
@@ -21,8 +21,8 @@ from _common import REPO, wait_until_quiet, write_json
 
 from pytest_tokcompat.sources.tiktoken_bpe import bpe_vocab_and_merges, load_ranks
 
-sys.path.insert(0, str(REPO / "tests"))  # the tests' oracle is this benchmark's baseline: one copy of it
-from plain_bpe import RANK_FILES, bundled_rank_file, plain_vocab_and_merges
+sys.path.insert(0, str(REPO))  # the tests' oracle is this benchmark's baseline: one copy of it
+from tests.helpers.plain_bpe import RANK_FILES, bundled_rank_file, plain_vocab_and_merges
 
 Result = tuple[dict[str, int], list[tuple[str, str]]]
 

