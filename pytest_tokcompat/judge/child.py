@@ -219,7 +219,7 @@ def _preload() -> str:
     from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast  # noqa: F401
     from transformers.models.auto import configuration_auto, tokenization_auto  # noqa: F401
 
-    import pytest_tokcompat.judge.ladder
+    import pytest_tokcompat.judge.job
     import pytest_tokcompat.judge.remedies  # noqa: F401
 
     transformers.logging.disable_default_handler()
@@ -360,7 +360,7 @@ def _enter_context(job: Any) -> None:
 
 
 def _run_in_child(job: Any, emit: Emit, *, reap: bool = False) -> None:
-    from pytest_tokcompat.judge.ladder import run_job
+    from pytest_tokcompat.judge.job import run_job
 
     try:
         _runner(job, run_job)(job, emit, contain=True)
@@ -378,7 +378,7 @@ def _run_in_child(job: Any, emit: Emit, *, reap: bool = False) -> None:
 
 def _runner(job: Any, run_job: Callable[..., None]) -> Callable[..., None]:
     """A job that brings its own ``execute(job, emit, contain=...)`` (the upstream watch's registry read)
-    runs that; a ladder attempt runs ``ladder.run_job``."""
+    runs that; a ladder attempt runs ``job.run_job``."""
     execute = getattr(type(job), "execute", None)
     return execute if callable(execute) else run_job
 
@@ -736,7 +736,8 @@ def _drain(descriptor: int, sink: _FrameReader | _Tail, run: ChildRun, binding: 
 def _run_in_process(job: Any, timeout: float | None) -> ChildRun:
     """The attempt in this process: no isolation at all (TOKCOMPAT_ISOLATION=inprocess)."""
     from pytest_tokcompat.judge.isolation import isolated_transformers
-    from pytest_tokcompat.judge.ladder import LoadTimeout, run_job, time_limit
+    from pytest_tokcompat.judge.job import run_job
+    from pytest_tokcompat.judge.timelimit import LoadTimeout, time_limit
 
     run = ChildRun()
 

@@ -26,14 +26,9 @@ from pytest_tokcompat.errors import (
 )
 from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, findings_alarm, loader_alarms, verdict_alarm
 from pytest_tokcompat.judge.cache import JudgeCache
-from pytest_tokcompat.judge.ladder import (
-    DEFAULT_LIMITS,
-    Attempt,
-    Judgement,
-    Limits,
-    judge,
-    transformers_version,
-)
+from pytest_tokcompat.judge.judgement import DEFAULT_LIMITS, Attempt, Judgement, Limits
+from pytest_tokcompat.judge.ladder import judge
+from pytest_tokcompat.judge.loading import transformers_version
 from pytest_tokcompat.judge.static import read_json_object
 from pytest_tokcompat.judge.verdicts import VerdictCache, key_fields, key_of
 from pytest_tokcompat.matrix.aliases import Alias, effective_registry
@@ -370,7 +365,7 @@ def _judge_with_verdicts(
     limits: Limits,
 ) -> Judgement:
     """A verdict kept on disk by an earlier process, loaded here; else judged, and kept for the next."""
-    from pytest_tokcompat.judge.ladder import import_in_background, load_here
+    from pytest_tokcompat.judge.inprocess import import_in_background, load_here
     from pytest_tokcompat.matrix.aliases import REGISTRY
 
     if keep_tokenizer:

@@ -161,7 +161,7 @@ def reference_tokenizer(folder: Path) -> Any | None:
     path = folder / "tokenizer.json"
     if not path.is_file():
         return None
-    from pytest_tokcompat.judge.cache import active_cache
+    from pytest_tokcompat.judge.active import active_cache
 
     cache = active_cache()
     if cache is None:
