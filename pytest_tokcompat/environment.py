@@ -129,6 +129,12 @@ VARIABLES: tuple[Variable, ...] = (
         internal=True,
     ),
     Variable(
+        "TOKCOMPAT_GRID_WORKERS",
+        "set by `tokcompat grid` for the tox runs it starts: the pytest-xdist workers each run gets where fewer "
+        "environments than cores run (`0`: one process)",
+        internal=True,
+    ),
+    Variable(
         "TOKCOMPAT_SET_BY_TOOL",
         "set by `tokcompat grid` for the runs it starts: the variables it set for its own runs (`HF_HUB_OFFLINE`), which a client's loader is called "
         "without",

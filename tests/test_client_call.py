@@ -20,6 +20,7 @@ from test_contract_dimensions import drift_shows
 from pytest_tokcompat import cli
 from pytest_tokcompat.api import TokenizerFindings, load_tokenizer
 from pytest_tokcompat.errors import TokenizerBroken
+from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge.alarms import findings_alarm, verdict_alarm
 from pytest_tokcompat.judge.contract_checks import FROZEN_NOW, reference_environment
 from pytest_tokcompat.judge.ladder import judge, transformers_version
@@ -203,10 +204,10 @@ def test_check_exits_4_for_right_ids_with_findings(
 ) -> None:
     folder = contract_toy(tmp_path / "toy", "decode")
     _needs("decode", folder)
-    assert cli.main(["check", str(folder), "--json"]) == cli.EXIT_FINDINGS
+    assert cli.main(["check", str(folder), "--json"]) == ExitCode.FINDINGS
     record = json.loads(capsys.readouterr().out)
     assert (record["verdict"], record["findings"]) == ("native", ["decode"])
-    assert cli.main(["check", str(contract_toy(tmp_path / "clean"))]) == cli.EXIT_OK
+    assert cli.main(["check", str(contract_toy(tmp_path / "clean"))]) == ExitCode.OK
 
 
 # ---- repairs --------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ bundled matrix). e2e: it builds the environments (uv's package cache makes a rep
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -78,14 +79,17 @@ def test_a_client_repository_gets_its_shims_alarms_and_a_rerun_reuses_every_cell
 
 
 def test_aiperfs_own_loader_drifts_before_5_11_and_is_obsolete_from_there(tmp_path: Path) -> None:
-    """aiperf 0.13.0 from the package index, its own Tokenizer.from_pretrained and no wrapper of ours. The
-    grid's HF_HUB_OFFLINE=1 once sent it into its offline branch (HFValidationError on every release)."""
+    """aiperf 0.13.0 from the package index, its own Tokenizer.from_pretrained and no wrapper of ours,
+    called by the entry's repo id as aiperf's users call it (its offline branch: snapshot_download from
+    the hub cache, which the grid lays out). The grid's HF_HUB_OFFLINE=1 once sent it into that branch with
+    the folder's path (HFValidationError on every release)."""
     from pytest_tokcompat.matrix.loader import bundled_dir
 
     snapshot = bundled_dir() / "snapshots" / "deepseek-v3.2-exp"
     matrix = tmp_path / "m.yaml"
     matrix.write_text(
-        f'version: 1\ncases:\n  - id: deepseek-v3.2-exp\n    snapshot: "{snapshot}"\n'
+        "version: 1\ncases:\n  - id: deepseek-v3.2-exp\n    repo: deepseek-ai/DeepSeek-V3.2-Exp\n"
+        f'    snapshot: "{snapshot}"\n'
         '    expect: {"<5.3": native, ">=5.3,<5.11": alias, ">=5.11": native}\n'
     )
     loader = "aiperf=aiperf.common.tokenizer:Tokenizer.from_pretrained:_tokenizer"
@@ -105,3 +109,11 @@ def test_aiperfs_own_loader_drifts_before_5_11_and_is_obsolete_from_there(tmp_pa
         and "your shim is obsolete from 5.11.0" in out
     )
     assert "HFValidationError" not in out
+    reports = sorted((tmp_path / "tokcompat-grid" / "reports").glob("*.json"))
+    called = [
+        (result["loaded_as"], result["set_by_tool"].get("HF_HUB_OFFLINE"))
+        for report in reports
+        for case in json.loads(report.read_text(encoding="utf-8")).get("cases", [])
+        for result in case.get("loaders") or []
+    ]
+    assert called == [("deepseek-ai/DeepSeek-V3.2-Exp", "1")] * 3, called

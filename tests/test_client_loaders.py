@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 import reportdata
 
-from pytest_tokcompat.ci.grid import EXIT_ALARMS, EXIT_CLEAN, merge, render_html, render_markdown
+from pytest_tokcompat.ci.grid import merge, render_html, render_markdown
 from pytest_tokcompat.ci.loaders import loader_text
 from pytest_tokcompat.errors import MatrixError
+from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.matrix.clients import ClientLoader, parse_loader_option
 from pytest_tokcompat.matrix.loader import bundled_dir, parse_matrix
 
@@ -97,10 +98,10 @@ def test_config_only_alias_drifts_where_the_verdict_is_alias_and_keeps_parity_wh
     assert f"| deepseek-v3.2-exp | {verdict} |" in text
     assert f"| deepseek-v3.2-exp / loader:cfg | {loader_text(config_only)} |" in text
     if verdict == "alias":
-        assert grid.exit_status() == EXIT_ALARMS
+        assert grid.exit_status() == ExitCode.ALARMS
         assert "- **loader-drift** `loader:cfg` on case deepseek-v3.2-exp" in text
     else:
-        assert grid.exit_status() == EXIT_CLEAN
+        assert grid.exit_status() == ExitCode.OK
 
 
 @pytest.mark.e2e
@@ -239,7 +240,7 @@ def test_the_grid_shows_each_loader_beside_the_verdict_per_release(tmp_path: Pat
     assert "loader:aiperf" in render_html(grid)
     assert grid.to_json()["loaders"]["deepseek-v3.2-exp / loader:aiperf"]["5.5.4"]["status"] == "drift"
     assert (
-        grid.exit_status() == EXIT_CLEAN
+        grid.exit_status() == ExitCode.OK
     )  # the records carry no alarm: the rows alone change no exit status
 
 

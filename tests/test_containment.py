@@ -23,6 +23,7 @@ import toys
 from test_isolation import judge_within
 
 from pytest_tokcompat import cli
+from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge import child, reaper
 from pytest_tokcompat.judge.evaluate import FAILED, run_case
 from pytest_tokcompat.judge.frames import Binding
@@ -333,7 +334,7 @@ def test_check_expect_native_cannot_be_turned_green_by_a_forged_native_frame(
     )
     code = cli.main(["check", str(folder), "--trust-remote-code", "--expect", "native", "--json"])
     record = json.loads(capsys.readouterr().out)
-    assert (code, record["verdict"]) == (cli.EXIT_NOT_CHECKED, "not-checked")
+    assert (code, record["verdict"]) == (ExitCode.NOT_CHECKED, "not-checked")
 
 
 def _job(**overrides: Any) -> Job:

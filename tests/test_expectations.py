@@ -109,3 +109,74 @@ def test_grid_measurements_write_ranges_a_flow_entry_stays_flow(tmp_path: Path) 
     assert line.rstrip().endswith("# new"), "the comment stays on its line"
     case = load_matrix(matrix).by_id("mine")
     assert planned(case, {"5.5.4": "alias", "5.11.0": "native"}) == (None, []), "as written now"
+
+
+# ---- findings to acknowledge ------------------------------------------------------------------------
+
+
+def _decode_matrix(pytester: pytest.Pytester, entries: str) -> Path:
+    """A matrix of ``entries`` beside a toy (``snapshot: decoding``) with right ids whose decode drifts (a
+    finding) under the installed transformers."""
+    from contract_toys import contract_toy
+    from test_contract_dimensions import drift_shows
+
+    folder = contract_toy(pytester.path / "decoding", "decode")
+    if not drift_shows("decode", folder):
+        pytest.skip("the installed transformers decodes the toy as it declares: no finding to record")
+    matrix = pytester.path / "models.yaml"
+    matrix.write_text(HEAD + entries, encoding="utf-8")
+    return matrix
+
+
+def test_a_new_entry_gets_its_findings_acknowledged_and_the_next_run_exits_0(
+    pytester: pytest.Pytester,
+) -> None:
+    matrix = _decode_matrix(pytester, "  # new today\n  - id: mine\n    snapshot: decoding  # our copy\n")
+    result = run(pytester, matrix, "--tokcompat-update-expectations")
+    assert result.ret == 0, result.stdout.str()
+    written = load_matrix(matrix).by_id("mine")
+    assert [(e.range.text, e.outcome) for e in written.expectations] == [("", "native")]
+    assert [(a.range.text, a.dimension) for a in written.acknowledge] == [("*", "decode")]
+    assert "replace this with why it is accepted" in written.acknowledge[0].reason
+    assert "# new today" in matrix.read_text() and "# our copy" in matrix.read_text()
+    result.stdout.fnmatch_lines(["+    acknowledge:", '+      "[*]":', "+        decode: *"])
+    assert run(pytester, matrix).ret == 0
+
+
+def test_acknowledging_a_new_finding_of_a_written_entry_is_refused_unless_allowed(
+    pytester: pytest.Pytester,
+) -> None:
+    matrix = _decode_matrix(
+        pytester, "  - id: mine\n    snapshot: decoding\n    expect: native  # measured\n"
+    )
+    before = matrix.read_text()
+    assert run(pytester, matrix).ret == 1, "the control: the unacknowledged finding fails the run"
+    result = run(pytester, matrix, "--tokcompat-update-expectations")
+    assert result.ret == 1 and matrix.read_text() == before, result.stdout.str()
+    version = library_versions()["transformers"]
+    result.stdout.fnmatch_lines(
+        [
+            f"tokcompat: refused a weaker expectation: *models.yaml:4: case 'mine' under transformers {version}: "
+            "decode acknowledged (accept it with --tokcompat-allow-weaker)"
+        ]
+    )
+    result = run(pytester, matrix, "--tokcompat-update-expectations", "--tokcompat-allow-weaker")
+    assert result.ret == 0, result.stdout.str()
+    written = load_matrix(matrix).by_id("mine")
+    assert [(a.range.text, a.dimension) for a in written.acknowledge] == [(f"=={version}", "decode")]
+    assert "expect: native  # measured" in matrix.read_text()
+    assert run(pytester, matrix).ret == 0
+
+
+def test_grid_findings_become_ranges_of_the_releases_that_found_them(tmp_path: Path) -> None:
+    toys.native_toy(tmp_path / "native")
+    matrix = tmp_path / "models.yaml"
+    matrix.write_text(HEAD + "  - {id: mine, snapshot: native}  # new\n")
+    measured = {"mine": {"5.5.4": "native", "5.10.4": "native", "5.11.0": "native"}}
+    findings = {"mine": {"5.5.4": [], "5.10.4": ["chat_template"], "5.11.0": ["chat_template"]}}
+    update = update_matrix(matrix, measured, findings=findings)
+    assert update.changed == ["mine"] and not update.refused
+    case = load_matrix(matrix).by_id("mine")
+    assert [(a.range.text, a.dimension) for a in case.acknowledge] == [(">=5.10.4", "chat_template")]
+    assert case.acknowledged_for("5.5.4") == {} and "chat_template" in case.acknowledged_for("5.11.0")
+    assert matrix.read_text().rstrip().endswith("# new")

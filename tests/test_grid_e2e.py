@@ -223,3 +223,27 @@ def test_bisect_from_a_uv_virtualenv_with_a_plain_install(tmp_path: Path) -> Non
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "deepseek-v3.2-exp: alias -> native, first in transformers 5.11.0"
+
+
+def test_update_expectations_writes_a_new_entry_that_the_next_grid_passes(tmp_path: Path) -> None:
+    """The recorded-expectations done-when on one release: a new entry without ``expect`` (a control run
+    refuses it) gets the measured range, its comments stay, and the next grid exits 0."""
+    import toys
+
+    toys.native_toy(tmp_path / "native")
+    matrix = tmp_path / "models.yaml"
+    matrix.write_text(
+        "# our tokenizers\nversion: 1\ncases:\n  # added today\n  - id: mine\n    snapshot: native  # our copy\n",
+        encoding="utf-8",
+    )
+    env = environment(tmp_path)
+    argv = ["grid", "--matrix", str(matrix), "--releases", "5.24.0"]
+    refused = tokcompat(argv, tmp_path, env)
+    assert refused.returncode == 2 and "--update-expectations" in refused.stdout + refused.stderr, refused
+    done = tokcompat([*argv, "--update-expectations"], tmp_path, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "+    expect: native" in done.stdout
+    text = matrix.read_text(encoding="utf-8")
+    assert "# our tokenizers" in text and "# added today" in text and "snapshot: native  # our copy" in text
+    again = tokcompat(argv, tmp_path, env)
+    assert again.returncode == 0, again.stdout + again.stderr

@@ -42,6 +42,8 @@ def test_an_environment_s_run_counts_its_items(
     assert lines[0] == {"total": sum(outcomes.values())}
     assert [line["outcome"] for line in lines[1:]].count("passed") == outcomes["passed"]
     assert len(lines) - 1 == sum(outcomes.values()), "one line per item, skipped ones too"
+    assert all(line["seconds"] >= 0 for line in lines[1:]), "what each item cost: the grid's cost records"
+    assert sum(line["seconds"] for line in lines[1:]) > 0
 
 
 def test_plain_lines_say_built_judged_and_eta_at_most_every_period(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ import pytest
 import toys
 from packaging.version import Version
 
-from pytest_tokcompat.ci import gridrun, releases
+from pytest_tokcompat.ci import gridrun, releases, schedule
 from pytest_tokcompat.ci.grid import load_reports, merge
 from pytest_tokcompat.ci.gridrun import EXTRAS, Keys, ToxRun
 from pytest_tokcompat.ci.releases import Page
@@ -84,6 +84,10 @@ class FakeTox:
         self.crash: set[str] = set()
         self.main_version = main_version
         self.commit = commit
+        self.seconds: dict[str, float] = {}
+        """case id -> the seconds its progress line says it took (none: the line has no seconds)."""
+        self.order: list[list[str]] = []
+        """The environments of each judging call, in the order given."""
         self.hostile: dict[str, int] = {}
         """env -> how many of its judging runs drop a .pth into it (as remote code could)."""
 
@@ -103,6 +107,8 @@ class FakeTox:
         tick: Callable[[], None] | None = None,
     ) -> ToxRun:
         results: dict[str, int | None] = {}
+        if not notest:
+            self.order.append(list(envs))
         for env in envs:
             if notest:
                 results[env] = self.build(work / ".tox" / env, env)
@@ -141,6 +147,9 @@ class FakeTox:
         digest = base64.urlsafe_b64encode(hashlib.sha256(module.read_bytes()).digest()).rstrip(b"=").decode()
         (info / "RECORD").write_text(f"transformers/__init__.py,sha256={digest},{module.stat().st_size}\n")
         return 0
+
+    def _seconds(self, record_id: str) -> dict[str, float]:
+        return {"seconds": self.seconds[record_id]} if record_id in self.seconds else {}
 
     def judge(self, work: Path, env: str) -> int:
         selection = json.loads((work / "select" / f"{env}.json").read_text())
@@ -194,7 +203,8 @@ class FakeTox:
         (work / "raw" / f"{env}.json").write_text(json.dumps(document))
         judged = [r for r in records if r.get("status") != "not-checked"]
         progress = [json.dumps({"total": len(judged)})] + [
-            json.dumps({"item": r["id"], "outcome": "passed"}) for r in judged
+            json.dumps({"item": f"m.yaml::{r['id']}", "outcome": "passed"} | self._seconds(r["id"]))
+            for r in judged
         ]
         (work / "progress" / f"{env}.jsonl").write_text("".join(line + "\n" for line in progress))
         return 1 if any(r["status"] == "failed" for r in records) else 0
@@ -334,17 +344,6 @@ def test_a_bad_floor_is_a_located_matrix_problem(tmp_path: Path) -> None:
     path.write_text("version: 1\nfloor: 4.57\ncases: []\n")
     with pytest.raises(MatrixError, match=r"m\.yaml:2: 'floor' must be a transformers version"):
         load_matrix(path)
-
-
-@pytest.mark.parametrize("count", [1, 2, 3, 5, 7, 40])
-def test_shards_are_disjoint_contiguous_and_cover_every_cell(count: int) -> None:
-    found = releases.resolve_spec("minors,main", index=INDEX, fetch=recorded, upstream=str(DATA))
-    cells = gridrun.plan_cells(found, ["b", "a", "c"])
-    assert cells[:4] == [("4.44.2", EXTRAS), ("4.44.2", "a"), ("4.44.2", "b"), ("4.44.2", "c")]
-    shards = [gridrun.shard_of(cells, index, count) for index in range(1, count + 1)]
-    assert [cell for shard in shards for cell in shard] == cells
-    assert all(len(shard) in (len(cells) // count, len(cells) // count + 1) for shard in shards)
-    assert shards == [gridrun.shard_of(cells, index, count) for index in range(1, count + 1)]
 
 
 @pytest.mark.parametrize("text", ["0/2", "3/2", "1", "a/b", "1/0"])
@@ -496,6 +495,7 @@ def test_a_projects_own_pytest_config_stays_out_of_the_grids_runs(tmp_path: Path
     wheel = tmp_path / "pytest_tokcompat-0.1.0-py3-none-any.whl"
     tox_ini = gridrun.write_tox_ini(work, [], matrix, wheel, "/usr/bin/python3").read_text()
     line = tox_ini.split("commands =\n", 1)[1].splitlines()[0].replace("{env_name}", "tf-5.10.4")
+    line = line.replace(f"{{env:{schedule.WORKERS_VAR}:0}}", "0")  # tox's substitution, as run_tox leaves it
     command = [sys.executable, *shlex.split(line)[1:], "--collect-only"]
     env_tmp_dir = work / ".tox" / "tf-5.10.4" / "tmp"  # change_dir of each env
     env_tmp_dir.mkdir(parents=True)
@@ -517,6 +517,8 @@ def test_a_projects_own_pytest_config_stays_out_of_the_grids_runs(tmp_path: Path
 
 
 def test_the_generated_tox_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKCOMPAT_GRID_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TOKCOMPAT_TRUTH_CACHE", raising=False)
     found = releases.resolve_spec("5.10.4,main", index=INDEX, fetch=recorded, upstream=str(DATA))
     wheel = tmp_path / "pytest_tokcompat-0.1.0-py3-none-any.whl"
     text = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3").read_text()
@@ -531,6 +533,12 @@ def test_the_generated_tox_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert "-p pytest_tokcompat.ci.gridselect" in text and "change_dir = {env_tmp_dir}" in text
     assert "HF_HUB_OFFLINE" not in text
     assert "set_env =\n    UV_LINK_MODE = copy\n" in text, "copies, never links into uv's shared cache"
+    truth = tmp_path / "cache" / "truth"
+    assert f"    TOKCOMPAT_TRUTH_CACHE = {truth}\n" in text, "one truth for all"
+    assert "-p xdist -n {env:TOKCOMPAT_GRID_WORKERS:0} " in text, "workers where cores are free"
+    monkeypatch.setenv("TOKCOMPAT_TRUTH_CACHE", str(tmp_path / "mine"))
+    mine = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3").read_text()
+    assert f"    TOKCOMPAT_TRUTH_CACHE = {tmp_path / 'mine'}\n" in mine, "the user's own folder is kept"
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     offline = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", True)
     assert (
@@ -861,7 +869,10 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
     assert "TOX_WORK_DIR" not in seen["env"] and "PYTHONPATH" not in seen["env"]
     assert seen["env"]["UV_INDEX_URL"] == "https://index.invalid/simple", "the index configuration passes"
     assert seen["env"]["UV_LINK_MODE"] == "copy", "a user's link mode does not reach the grid's envs"
+    assert seen["env"][schedule.WORKERS_VAR] == "0", "two environments fill two cores: no xdist workers"
     assert "$ " in (tmp_path / "log").read_text()
+    gridrun.run_tox(tmp_path, ["tf-5.11.0"], jobs=2, notest=False, recreate=False, log=tmp_path / "log")
+    assert seen["env"][schedule.WORKERS_VAR] == "2", "one environment on two cores: two workers"
 
 
 def test_the_output_folder_never_lands_untracked_in_the_repository(
@@ -992,3 +1003,40 @@ def test_the_grid_takes_the_table_s_loaders_and_its_runs_read_no_project_configu
     assert grid(["--releases", "5.11.0", "--loader", "other=pkg.tok:load"], capsys)[0] == 0
     pytest_ini = (work / "pytest.ini").read_text()
     assert "other=pkg.tok:load" in pytest_ini and "mine=" not in pytest_ini, "the flag wins"
+
+
+def test_each_cell_s_cost_is_recorded_and_orders_and_splits_the_next_run(
+    project: Path, tox: FakeTox, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    tox.seconds = {"deepseek-v3.2-exp": 2.5, "qwen3-0.6b": 0.5, "alias:deepseek_v32": 0.25}
+    code, out, err = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert code == 0, out + err
+    costs = json.loads((tmp_path / "cache" / "grid" / "costs.json").read_text())["costs"]
+    assert costs == {
+        label: {"deepseek-v3.2-exp": 2.5, "qwen3-0.6b": 0.5, EXTRAS: 0.25} for label in ("5.10.4", "5.11.0")
+    }
+    report = json.loads((project / "tokcompat-grid" / "reports" / "transformers-5.10.4.json").read_text())
+    assert report["grid_run"]["costs"] == costs["5.10.4"]
+    # the next run: 5.11.0 measured twice as costly, so it is judged first and shards split by cost
+    record = tmp_path / "cache" / "grid" / "costs.json"
+    schedule.record_costs(record, {"5.11.0": {cell: 2 * s for cell, s in costs["5.11.0"].items()}})
+    shutil.rmtree(tmp_path / "cache" / "grid" / "cells")
+    tox.order.clear()
+    code, out, err = grid(["--releases", "5.10.4,5.11.0"], capsys)
+    assert tox.order[0] == ["tf-5.11.0", "tf-5.10.4"], "the costliest environment first"
+    assert schedule.load_costs(record)["5.11.0"] == costs["5.11.0"], "the run measured its cells anew"
+    schedule.record_costs(record, {"5.11.0": {cell: 2 * s for cell, s in costs["5.11.0"].items()}})
+    shutil.rmtree(tmp_path / "cache" / "grid" / "cells")
+    recorded = record.read_text()
+    before = len(tox.judged)
+    grid(["--releases", "5.10.4,5.11.0", "--shard", "2/2"], capsys)
+    assert tox.judged[before:] == [("tf-5.11.0", ("deepseek-v3.2-exp",), False)], (
+        "half the cost, not the cells"
+    )
+    before = len(tox.judged)
+    assert record.read_text() == recorded, "a shard leaves the costs its siblings split by alone"
+    grid(["--releases", "5.10.4,5.11.0", "--shard", "1/2"], capsys)
+    assert sorted(tox.judged[before:]) == [
+        ("tf-5.10.4", ("deepseek-v3.2-exp", "qwen3-0.6b"), True),
+        ("tf-5.11.0", ("qwen3-0.6b",), True),
+    ], "the other shard: every other cell"

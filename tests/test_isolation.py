@@ -21,6 +21,7 @@ import pytest
 import toys
 
 from pytest_tokcompat import cli
+from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge import child
 from pytest_tokcompat.judge.child import CAPTURE_BYTES
 from pytest_tokcompat.judge.evaluate import FAILED, run_case
@@ -166,7 +167,7 @@ def test_an_exit_in_remote_code_is_that_attempts_load_error(
     folder = toys.hostile_remote_toy(tmp_path / "exits", prelude)
     code = cli.main(["check", str(folder), "--trust-remote-code", "--expect", "auto_map", "--json"])
     record = json.loads(capsys.readouterr().out)
-    assert code == cli.EXIT_BROKEN  # expected auto_map: an unexpected verdict
+    assert code == ExitCode.BROKEN  # expected auto_map: an unexpected verdict
     assert record["verdict"] == "backend"
     remote = attempts_of(record)["auto_map"]
     assert (remote["status"], remote["detail"]) == ("load-error", shown)
@@ -240,7 +241,7 @@ def test_a_non_daemon_thread_does_not_keep_the_run_alive(tmp_path: Path) -> None
     prelude = "import threading, time\nthreading.Thread(target=time.sleep, args=(3600,)).start()\n"
     folder = toys.hostile_remote_toy(tmp_path / "thread", prelude)
     done = check_json(str(folder), "--trust-remote-code")
-    assert done.returncode == cli.EXIT_OK, done.stderr[-2000:]
+    assert done.returncode == ExitCode.OK, done.stderr[-2000:]
     assert json.loads(done.stdout)["verdict"] == "auto_map"
 
 
@@ -250,7 +251,7 @@ def test_twenty_megabytes_of_output_leave_the_json_parseable_and_a_bounded_excer
     folder = toys.hostile_remote_toy(tmp_path / "flood", prelude)
     done = check_json(str(folder), "--trust-remote-code")
     record = json.loads(done.stdout)
-    assert (done.returncode, record["verdict"]) == (cli.EXIT_OK, "auto_map")
+    assert (done.returncode, record["verdict"]) == (ExitCode.OK, "auto_map")
     excerpt = attempts_of(record)["auto_map"]["stdout"]
     assert excerpt.endswith("xxxxEND") and len(excerpt) < CAPTURE_BYTES + 100
     assert excerpt.startswith(f"[... {20 * 1024 * 1024 + 3 - CAPTURE_BYTES} earlier bytes dropped]")

@@ -239,8 +239,9 @@ def test_the_grid_raises_the_loaders_alarms_naming_loader_cases_and_releases(tmp
 
     import reportdata
 
-    from pytest_tokcompat.ci.grid import EXIT_ALARMS, merge, render_markdown
+    from pytest_tokcompat.ci.grid import merge, render_markdown
     from pytest_tokcompat.ci.issues_text import issue_texts
+    from pytest_tokcompat.exitcodes import ExitCode
 
     drift = {"status": "drift", "detail": "ids differ", "differing": 357, "compared": 400}
     drift["parity"] = {"status": "mismatch", "checked": 0, "text": "Hello", "expected": [1], "actual": [2, 3]}
@@ -267,7 +268,7 @@ def test_the_grid_raises_the_loaders_alarms_naming_loader_cases_and_releases(tmp
         path = reportdata.write(tmp_path, f"{version}.json", reportdata.report(version, records))
         reports.append((path, json.loads(path.read_text())))
     grid = merge(reports)
-    assert grid.exit_status() == EXIT_ALARMS
+    assert grid.exit_status() == ExitCode.ALARMS
     text = render_markdown(grid)
     assert "| deepseek-v3.2-exp | alias | alias | native Δ |" in text, "the verdicts are as expected: no ✗"
     assert "drift — 357/400 texts" in text
@@ -314,7 +315,8 @@ def test_the_grid_finds_a_shim_that_steps_aside_obsolete_from_the_release_plain_
 
     import reportdata
 
-    from pytest_tokcompat.ci.grid import EXIT_ALARMS, EXIT_CLEAN, Grid, merge, render_markdown
+    from pytest_tokcompat.ci.grid import Grid, merge, render_markdown
+    from pytest_tokcompat.exitcodes import ExitCode
 
     ok = {"status": "ok", "parity": {"status": "match", "checked": 400}}
     drift = {
@@ -343,7 +345,7 @@ def test_the_grid_finds_a_shim_that_steps_aside_obsolete_from_the_release_plain_
         return merge(reports)
 
     grid = grid_of(None, plain_before=False)
-    assert grid.exit_status() == EXIT_ALARMS
+    assert grid.exit_status() == ExitCode.ALARMS
     obsolete = [alarm for alarm in grid.alarms if alarm.kind == "loader-obsolete"]
     assert len(obsolete) == 1 and obsolete[0].first_release == "5.11.0", obsolete
     assert obsolete[0].cases == ["deepseek-v3.2-exp"]
@@ -354,4 +356,4 @@ def test_the_grid_finds_a_shim_that_steps_aside_obsolete_from_the_release_plain_
         in (render_markdown(grid))
     )
     assert not [a for a in grid_of("5.11", plain_before=False).alarms if a.kind == "loader-obsolete"]
-    assert grid_of(None, plain_before=True).exit_status() == EXIT_CLEAN
+    assert grid_of(None, plain_before=True).exit_status() == ExitCode.OK

@@ -298,8 +298,12 @@ def test_resolve_json_is_machine_readable(cache: Path, capsys: pytest.CaptureFix
 
 def test_errors_cite_the_name_given_never_the_deepseek_example() -> None:
     """No message of the front-ends and the resolver names a model the user did not give."""
-    for module in ("sources/resolve.py", "sources/hub.py", "api.py", "cli.py"):
-        source = (Path(__file__).parent.parent / "pytest_tokcompat" / module).read_text(encoding="utf-8")
+    package = Path(__file__).parent.parent / "pytest_tokcompat"
+    modules = ["sources/resolve.py", "sources/hub.py", "api.py"]
+    modules += [str(path.relative_to(package)) for path in sorted((package / "cli").glob("*.py"))]
+    assert "cli/check.py" in modules  # control: the command modules are read
+    for module in modules:
+        source = (package / module).read_text(encoding="utf-8")
         assert "huggingface-cli" not in source, module
         assert "deepseek-ai/" not in source.lower(), module
 

@@ -27,14 +27,12 @@ from pytest_tokcompat.ci.watch import RegistryEvent, event_alarms, registry_even
 from pytest_tokcompat.contract import ALIAS, SCHEMA_VERSION, is_full_run, parse_timestamp, read_report
 from pytest_tokcompat.credentials import scrub
 from pytest_tokcompat.errors import ReportError as GridError
+from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.inert import markdown_code, markdown_text
 from pytest_tokcompat.model import AttemptStatus, CaseStatus
 
 MARK_UNEXPECTED, MARK_DRIFT, MARK_CHANGED, MARK_NOT_CHECKED = "✗", "~", "Δ", "?"
 MARKDOWN_LIMIT = 1024 * 1024 - 1024  # $GITHUB_STEP_SUMMARY takes at most 1 MiB per step
-EXIT_CLEAN, EXIT_ALARMS, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
-"""`tokcompat report` (and `tokcompat grid`): 0 complete and clean, 1 alarms or unexpected verdicts
-(also when incomplete: the output says so), 3 incomplete and otherwise clean; 2 is bad input."""
 NOT_CHECKED = "not-checked"
 ALIAS_PREFIX = "alias:"
 LOADER_ALARM_PREFIX = "loader-"
@@ -128,11 +126,11 @@ class Grid:
             if cell.unexpected
         ]
 
-    def exit_status(self) -> int:
+    def exit_status(self) -> ExitCode:
         """1 for alarms or unexpected verdicts, else 3 when incomplete, else 0."""
         if self.alarms or self.unexpected:
-            return EXIT_ALARMS
-        return EXIT_CLEAN if self.complete else EXIT_INCOMPLETE
+            return ExitCode.ALARMS
+        return ExitCode.OK if self.complete else ExitCode.INCOMPLETE
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,4 +1,4 @@
-"""``tokcompat grid --update-expectations``: the grid's measured outcomes written into the matrix.
+"""``tokcompat grid --update-expectations``: the grid's measured outcomes and findings written into the matrix.
 
 The environments' runs measure (``--tokcompat-measure``: entries without ``expect``
 run too, nothing is written there); the parent, which holds every release's records,
@@ -12,9 +12,19 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.ci.grid import EXIT_ALARMS, EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_INCOMPLETE, Grid
-from pytest_tokcompat.matrix.expectations import ExpectationsError, describe, measured_outcomes, update_matrix
+from pytest_tokcompat.ci.grid import Grid
+from pytest_tokcompat.exitcodes import ExitCode
+from pytest_tokcompat.matrix.expectations import (
+    ExpectationsError,
+    describe,
+    measured_findings,
+    measured_outcomes,
+    update_matrix,
+)
 from pytest_tokcompat.model import AlarmKind
+
+ANSWERED = (AlarmKind.UNEXPECTED_VERDICT, AlarmKind.UNACKNOWLEDGED_FINDING)
+"""The alarms of an entry the update rewrote that the next run no longer raises."""
 
 
 def record_expectations(
@@ -24,27 +34,28 @@ def record_expectations(
     *,
     allow_weaker: bool,
     out: Callable[[str], None],
-) -> int:
+) -> ExitCode:
     """Write what ``records`` ((transformers version, case record) of released versions) measured into
     the matrix at ``path``; the exit status the grid has once the update is taken into account."""
     try:
-        update = update_matrix(path, measured_outcomes(list(records)), allow_weaker=allow_weaker)
+        update = update_matrix(
+            path,
+            measured_outcomes(list(records)),
+            findings=measured_findings(list(records)),
+            allow_weaker=allow_weaker,
+        )
     except ExpectationsError as error:
         out(f"tokcompat grid: {error}")
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     for line in describe(update, "--allow-weaker"):
         out(line)
     if update.refused:
-        return EXIT_ALARMS
+        return ExitCode.ALARMS
     answered = set(update.changed)
-    alarms = [
-        alarm
-        for alarm in grid.alarms
-        if not (alarm.kind == AlarmKind.UNEXPECTED_VERDICT and alarm.subject in answered)
-    ]
+    alarms = [alarm for alarm in grid.alarms if not (alarm.kind in ANSWERED and alarm.subject in answered)]
     unexpected = [
         cell for cell in grid.unexpected if cell.split(" under transformers ", 1)[0] not in answered
     ]
     if alarms or unexpected:
-        return EXIT_ALARMS
-    return EXIT_INCOMPLETE if grid.incomplete else EXIT_CLEAN
+        return ExitCode.ALARMS
+    return ExitCode.INCOMPLETE if grid.incomplete else ExitCode.OK

@@ -2,8 +2,10 @@
 
 A cold grid judges for many minutes between "judging N cell(s)" and the grid. Each
 environment's run loads this module as a pytest plugin (``-p``) and appends one JSON
-line per finished tokcompat item to the file ``$TOKCOMPAT_GRID_PROGRESS`` names (the
-first line: how many items it will run); the parent counts those lines while tox runs.
+line per finished tokcompat item, with the seconds it took, to the file
+``$TOKCOMPAT_GRID_PROGRESS`` names (the first line: how many items it will run); the
+parent counts those lines while tox runs, and afterwards sums their seconds per cell
+(:mod:`pytest_tokcompat.ci.schedule`).
 On a terminal the lines are live (rich.progress); in CI logs (no TTY, or ``CI`` set)
 they are plain lines, one when an environment is built and at most one every
 :data:`PLAIN_EVERY` seconds per environment while it judges, and its last.
@@ -39,14 +41,37 @@ def _append(entry: Mapping[str, Any]) -> None:
             stream.write(json.dumps(entry) + "\n")
 
 
+_SETUP_SECONDS: dict[str, float] = {}
+"""Each running item's setup time, added to its call's: what the cell cost (:mod:`.schedule`)."""
+
+
+_WORKER: list[str | None] = [None]
+"""The pytest-xdist worker this process is (``gw0`` ...), None for the process that owns the run."""
+
+
+def _worker() -> str | None:
+    return _WORKER[0]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    _WORKER[0] = str(workerinput["workerid"]) if isinstance(workerinput, dict) else None
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    _append({"total": len(session.items)})
+    if _worker() in (None, "gw0"):  # under xdist each worker collects every item: one of them counts
+        _append({"total": len(session.items)})
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when == "call" or (report.when == "setup" and not report.passed):
-        _append({"item": report.nodeid, "outcome": report.outcome})
+    if _worker() is not None:
+        return  # the owning process gets every worker's reports: it writes the lines
+    if report.when == "setup" and report.passed:
+        _SETUP_SECONDS[report.nodeid] = report.duration
+    elif report.when == "call" or report.when == "setup":
+        seconds = _SETUP_SECONDS.pop(report.nodeid, 0.0) + report.duration
+        _append({"item": report.nodeid, "outcome": report.outcome, "seconds": round(seconds, 4)})
 
 
 # The parent's side: reading the files and showing them.

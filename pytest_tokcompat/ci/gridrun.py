@@ -14,8 +14,11 @@ files and manifest; a hub repo at a commit sha), the entry's own YAML and the
 matrix settings, the golden ids, the installed transformers, tokenizers and
 huggingface_hub, the judge (this package's version and a hash of its sources), and
 the probe corpus. ``main`` is never reused. ``--shard I/N`` takes the I-th of N
-contiguous runs of the cells (release by release), so a shard builds few
-environments; ``tokcompat report`` merges the shards' reports into one grid.
+shares of the cells of near-equal measured cost (:mod:`pytest_tokcompat.ci.schedule`;
+each run records what its cells cost, and a sharded run reads but never writes those
+costs, so shards run one after another split alike), whole releases where the
+balance allows, so a shard builds few environments; ``tokcompat report`` merges the
+shards' reports into one grid.
 
 Whatever the cells say, the per-release reports and the merged grid (Markdown,
 HTML, JSON) are written and the grid is printed. Exit status: 0 every cell as
@@ -45,11 +48,20 @@ from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat import environment
 from pytest_tokcompat.ci import grid as grid_module
+from pytest_tokcompat.ci import schedule
 from pytest_tokcompat.ci.cellcheck import records_problem
 from pytest_tokcompat.ci.envcheck import Integrity
 from pytest_tokcompat.ci.gridlog import rotate_log
 from pytest_tokcompat.ci.gridprogress import PROGRESS_ENV, make_progress
-from pytest_tokcompat.ci.install import LINK_MODE, PACKAGE_DIR, cache_home, extra_requirements, own_wheel
+from pytest_tokcompat.ci.install import (
+    LINK_MODE,
+    PACKAGE_DIR,
+    TRUTH_CACHE_VAR,
+    cache_home,
+    extra_requirements,
+    own_wheel,
+    truth_cache,
+)
 from pytest_tokcompat.ci.releases import UPSTREAM_ENV, GridRelease, resolve_spec
 from pytest_tokcompat.contract import (
     OUTPUT_GITIGNORE,
@@ -62,6 +74,7 @@ from pytest_tokcompat.contract import (
 )
 from pytest_tokcompat.credentials import credential_values, scrub
 from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, ReportError, TokcompatError
+from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.inert import config_problem, terminal
 from pytest_tokcompat.matrix.loader import Case, Matrix, load_matrix
 from pytest_tokcompat.matrix.settings import CONFIG_VAR, NO_CONFIG, resolve_settings
@@ -244,12 +257,15 @@ def plan_cells(releases: list[GridRelease], case_ids: list[str]) -> list[tuple[s
     return [(release.label, cell) for release in releases for cell in [EXTRAS, *sorted(case_ids)]]
 
 
-def shard_of(cells: list[tuple[str, str]], index: int, count: int) -> list[tuple[str, str]]:
-    """The ``index``-th (1-based) of ``count`` contiguous, near-equal runs of ``cells``: deterministic,
-    disjoint, together all of them, and each shard spans few releases (few environments to build)."""
-    start = (index - 1) * len(cells) // count
-    end = index * len(cells) // count
-    return cells[start:end]
+def shard_of(
+    cells: list[tuple[str, str]], index: int, count: int, costs: schedule.Costs | None = None
+) -> list[tuple[str, str]]:
+    """The ``index``-th (1-based) of ``count`` shards of ``cells`` of near-equal cost (the recorded
+    ``costs``, else estimates: :func:`pytest_tokcompat.ci.schedule.split`): deterministic, disjoint,
+    together all of them, and each spans few releases (few environments to build)."""
+    known = costs or {}
+    cost = {cell: schedule.estimate(known, *cell) for cell in cells}
+    return schedule.split(cells, count, cost)[index - 1]
 
 
 # What determines a cell: its key.
@@ -517,6 +533,7 @@ def write_tox_ini(
         f"pass_env ={_ini_list(PASS_ENV)}\n"
         "set_env =\n"
         f"    UV_LINK_MODE = {LINK_MODE}\n"
+        f"    {TRUTH_CACHE_VAR} = {truth_cache()}\n"
         f"    TOKCOMPAT_GRID_SELECT = {work / 'select'}{os.sep}{{env_name}}.json\n"
         f"    {CONFIG_VAR} = {NO_CONFIG}\n"  # the run's options are all on its command line
         f"    {PROGRESS_ENV} = {work / 'progress'}{os.sep}{{env_name}}.jsonl\n"
@@ -525,6 +542,7 @@ def write_tox_ini(
         "commands =\n"
         f'    python -m pytest -c "{work / "pytest.ini"}" --rootdir "{work}" --tokcompat '
         "-p pytest_tokcompat.ci.gridselect -p pytest_tokcompat.ci.gridprogress -p no:randomly "
+        f"-p xdist -n {{env:{schedule.WORKERS_VAR}:0}} "
         f'-p no:cacheprovider -q --tokcompat-matrix "{matrix}" '
         f'--tokcompat-report "{work / "raw"}{os.sep}{{env_name}}.json"{measure_option}\n'
     ]
@@ -689,6 +707,7 @@ def run_tox(
     }
     environment.setdefault("PYTHONIOENCODING", "utf-8")
     environment["UV_LINK_MODE"] = LINK_MODE  # and set_env, for every install tox-uv runs in the env
+    environment[schedule.WORKERS_VAR] = str(schedule.workers(len(envs), jobs))
     rotate_log(log)
     with log.open("a", encoding="utf-8") as stream:
         stream.write(f"\n$ {' '.join(command)}\n")
@@ -759,6 +778,8 @@ class ReleaseRun:
     reused with it."""
     rebuilt: str | None = None
     """Why the environment was rebuilt and every cell judged again (it had changed since its install)."""
+    costs: dict[str, float] = field(default_factory=dict)
+    """Seconds each cell judged in this run took (its items' setup and call)."""
 
     @property
     def env(self) -> str:
@@ -788,7 +809,10 @@ class GridRun:
         self.err: Out = lambda text: to_err(terminal(text, newlines=True))
         self.output = options.output.resolve()
         self.work = self.output / ".work"
-        self.jobs = options.jobs or max(1, os.cpu_count() or 1)
+        self.jobs = options.jobs or schedule.cores()
+        self.costs_file = cache_home() / "grid" / "costs.json"
+        self.costs: schedule.Costs = {}
+        """What each cell cost when last judged (release label -> cell -> seconds)."""
         self.shard = (1, 1)
         self.matrix: Matrix | None = None
         self.loader_kwargs: list[str] = []
@@ -850,14 +874,15 @@ class GridRun:
                 raise BadInput(str(error)) from None
         except BadInput as error:
             self.err(f"tokcompat grid: {error}")
-            return grid_module.EXIT_BAD_INPUT
+            return ExitCode.BAD_INPUT
         case_ids = [case.id for case in matrix.cases]
         every = plan_cells(releases, case_ids)
         if plan_only:
             labels = [release.label for release in releases]
             self.out(json.dumps({"releases": ",".join(labels), "labels": labels, "cells": len(every)}))
-            return grid_module.EXIT_CLEAN
-        mine = shard_of(every, *self.shard)
+            return ExitCode.OK
+        self.costs = schedule.load_costs(self.costs_file)
+        mine = shard_of(every, *self.shard, self.costs)
         runs = [
             ReleaseRun(release, [cell for label, cell in mine if label == release.label])
             for release in releases
@@ -876,7 +901,7 @@ class GridRun:
             wheel = own_wheel()
         except BuildError as error:
             self.err(f"tokcompat grid: {error}")
-            return grid_module.EXIT_BAD_INPUT
+            return ExitCode.BAD_INPUT
         self.prepare_dirs()
         offline = all(case.snapshot is not None for case in matrix.cases) or self.hub_is_unreachable()
         with_requirements = tuple(
@@ -913,6 +938,12 @@ class GridRun:
         for run in runs:
             if run.versions is not None:
                 self.store(run, keys, cache)
+        if (
+            self.shard[1] == 1
+        ):  # a shard leaves the costs its siblings split by as they were (reports hold its own)
+            schedule.record_costs(
+                self.costs_file, {run.release.label: run.costs for run in runs if run.costs}
+            )
         plan = {"releases": [r.label for r in releases], "cells": len(every)}
         released = {(run.versions or {}).get("transformers") for run in runs if run.release.immutable}
         for run in runs:
@@ -1114,10 +1145,14 @@ class GridRun:
             }
             write_json_atomic(self.work / "select" / f"{run.env}.json", selection)
         self.progress.judging({run.env: len(run.to_judge) for run in busy})
+        cost = {
+            run.env: sum(schedule.estimate(self.costs, run.release.label, cell) for cell in run.to_judge)
+            for run in busy
+        }
         try:
             done = run_tox(
                 self.work,
-                [run.env for run in busy],
+                schedule.longest_first([run.env for run in busy], cost),
                 jobs=self.jobs,
                 notest=False,
                 recreate=False,
@@ -1127,6 +1162,10 @@ class GridRun:
         finally:
             self.progress.close()
         for run in busy:
+            with contextlib.suppress(OSError):
+                lines = self.progress.file(run.env).read_text(encoding="utf-8").splitlines()
+                measured = schedule.cell_costs(lines, case_ids, EXTRAS)
+                run.costs = {cell: seconds for cell, seconds in measured.items() if cell in run.to_judge}
             raw_path = self.work / "raw" / f"{run.env}.json"
             code = done.results.get(run.env)
             try:
@@ -1209,6 +1248,12 @@ class GridRun:
                 "cells": len(run.cells),
                 "judged": sorted(run.fresh),
                 "reused": sorted(run.reused),
+                "costs": {
+                    cell: round(seconds, 3)
+                    for cell in run.cells
+                    for seconds in [run.costs.get(cell, self.costs.get(run.release.label, {}).get(cell))]
+                    if seconds is not None
+                },
                 "error": run.error,
                 **({"rebuilt": run.rebuilt} if run.rebuilt else {}),
             },

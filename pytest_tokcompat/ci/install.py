@@ -39,6 +39,18 @@ def cache_home() -> Path:
     return Path(base) / "pytest-tokcompat"
 
 
+TRUTH_CACHE_VAR = "TOKCOMPAT_TRUTH_CACHE"
+"""The judge's on-disk truth cache (reference parse, probes, ground truth), keyed by what determines it."""
+
+
+def truth_cache() -> Path:
+    """The one truth cache every throwaway environment shares: $TOKCOMPAT_TRUTH_CACHE where the user set
+    it, else ``truth`` in :func:`cache_home`. The truth depends on the checkpoint's files, the tokenizers
+    version and the judge, never on transformers, so it is computed once per tokenizers version."""
+    explicit = environment.read(TRUTH_CACHE_VAR)
+    return Path(explicit) if explicit else cache_home() / "truth"
+
+
 def _files_under(root: Path, prefix: str) -> Iterator[tuple[str, Path]]:
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)

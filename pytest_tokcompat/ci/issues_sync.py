@@ -23,9 +23,9 @@ from urllib.parse import unquote
 from pytest_tokcompat.ci.grid import load_reports, merge
 from pytest_tokcompat.ci.issues_text import TITLE_PREFIX, IssueText, issue_texts
 from pytest_tokcompat.errors import ReportError as GridError
+from pytest_tokcompat.exitcodes import ExitCode
 
 KEY_MARK = re.compile(r"<!-- tokcompat-key: (.+?) -->")
-EXIT_OK, EXIT_GH_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 class GhError(Exception):
@@ -122,13 +122,13 @@ def sync(texts: list[IssueText], complete: bool, gh: Gh, out: Callable[[str], No
 
 def run(
     reports: list[Path], *, incomplete: bool = False, gh: str = "gh", out: Callable[[str], None] = print
-) -> int:
+) -> ExitCode:
     """The ``tokcompat issues-sync`` command."""
     try:
         grid = merge(load_reports(reports))
     except GridError as error:
         out(f"tokcompat issues-sync: {error}")
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     gaps = grid.incomplete
     complete = not gaps and not incomplete
     if not complete:
@@ -138,9 +138,9 @@ def run(
         result = sync(issue_texts(grid.alarms), complete, run_gh(gh), out)
     except (GhError, ValueError) as error:
         out(f"tokcompat issues-sync: {error}")
-        return EXIT_GH_FAILED
+        return ExitCode.GH_FAILED
     out(
         f"issues: {len(result.opened)} opened, {len(result.updated)} updated, {len(result.unchanged)} unchanged, "
         f"{len(result.closed)} closed, {len(result.kept_open)} kept open"
     )
-    return EXIT_OK
+    return ExitCode.OK

@@ -38,12 +38,20 @@ def loader_text(result: Mapping[str, Any], limit: int = 160) -> str:
 
 
 def _findings(result: Mapping[str, Any]) -> str:
-    """What the row adds whatever the ids: a native registration the shim replaces, the offline setting."""
+    """What the row adds whatever the ids: a native registration the shim replaces; where it failed, the
+    offline setting it was called with and what the tool set to serve the repo id."""
     replaced = [str(text) for text in result.get("replaces_native") or []]
     text = f"; replaces transformers' native class: {replaced[0]}" if replaced else ""
+    if result.get("status") == AttemptStatus.OK:
+        return text
     environment = result.get("environment") or {}
-    if isinstance(environment, Mapping) and environment and result.get("status") != AttemptStatus.OK:
+    if isinstance(environment, Mapping) and environment:
         text += "; called with " + ", ".join(f"{k}={v}" for k, v in environment.items())
+    set_by_tool = result.get("set_by_tool") or {}
+    if isinstance(set_by_tool, Mapping) and set_by_tool:
+        called = f" {result['loaded_as']!r}" if result.get("loaded_as") else ""
+        settings = ", ".join(f"{k}={v}" for k, v in set_by_tool.items())
+        text += f"; called as{called} by repo id with {settings} set by tokcompat"
     return text
 
 

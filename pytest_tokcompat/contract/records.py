@@ -199,16 +199,6 @@ def report_document(
     return document
 
 
-def build_report(records: list[dict[str, Any]], matrix: str | None) -> dict[str, Any]:
-    """The report before the run's end is known: callers set ``exit_status`` and ``complete``.
-
-    Kept for callers written before ``report_document``; prefer that, which takes both.
-    """
-    document = report_document(records, matrix, exit_status=0, complete=False)
-    del document["exit_status"], document["complete"]
-    return document
-
-
 def is_full_run(document: Mapping[str, Any]) -> bool:
     """A report of a run that finished and selected the whole matrix (not interrupted, not partial)."""
     selection = document.get("selection")

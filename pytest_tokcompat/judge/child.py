@@ -199,15 +199,6 @@ def _server() -> _Server:
     return _SERVER
 
 
-def start_server() -> None:
-    """Start the fork server now (its imports then overlap with the caller's own work)."""
-    global _SERVER
-    if isolation_mode() == "process":
-        with _LOCK:
-            if _SERVER is None or not _SERVER.alive():
-                _SERVER = _Server()
-
-
 def server_version() -> str | None:
     """The transformers version the fork server imported (None before it started)."""
     return _SERVER.ready.get("transformers") if _SERVER is not None and _SERVER.ready else None

@@ -36,7 +36,7 @@ from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case, load_matrix
 from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AliasState, AttemptStatus, CaseStatus, Verdict
 from pytest_tokcompat.sources.names import load_target
-from pytest_tokcompat.sources.resolve import Checkpoint, MatchedBy, Source, identify, resolve
+from pytest_tokcompat.sources.resolve import Checkpoint, Source, identify, resolve
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
 
@@ -418,40 +418,6 @@ def run_case(
     )
 
 
-def judge_case(
-    case: Case,
-    folder: Path,
-    *,
-    registry: dict[str, Alias] | None = None,
-    record: bool = False,
-    keep_tokenizer: bool = False,
-    limits: Limits = DEFAULT_LIMITS,
-    loaders: Sequence[ClientLoader] = (),
-    cache: JudgeCache | None = None,
-) -> Judgement:
-    """The ladder on ``folder`` with the case's own opt-in, texts and golden ids (the folder already had)."""
-    checkpoint = Checkpoint(
-        target=case.id,
-        folder=folder,
-        source=Source.SNAPSHOT if case.snapshot is not None else Source.HUB,
-        case=case,
-        repo=case.repo,
-        trust_remote_code=case.trust_remote_code,
-        golden_path=case.golden_path,
-        texts=tuple(case.texts),
-        matched_by=MatchedBy.MATRIX_RUN,
-    )
-    return _judge(
-        checkpoint,
-        registry=registry,
-        record=record,
-        keep_tokenizer=keep_tokenizer,
-        limits=limits,
-        loaders=loaders,
-        cache=cache,
-    )
-
-
 def resolve_folder(case: Case) -> Path:
     """The local checkpoint folder of a case, as the matrix runs it."""
     return resolve(case).folder
@@ -463,14 +429,6 @@ def _model_type(checkpoint: Checkpoint) -> str | None:
     except CheckpointError:
         return None
     return value if isinstance(value, str) else None
-
-
-def model_type_of(case: Case) -> str | None:
-    """The case's model_type from config.json alone, for grouping cases under an alias."""
-    try:
-        return _model_type(resolve(case))
-    except (CheckpointError, SnapshotError, NotReachable, NotRunnable):
-        return None
 
 
 def describe_attempts(judgement: Judgement) -> str:

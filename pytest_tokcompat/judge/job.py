@@ -103,7 +103,7 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
     with transformers_warnings() as messages:
         try:
             if job.loader is not None:
-                loaded = call_client_loader(folder, job.loader)
+                loaded = call_client_loader(folder, job.loader, job.target)
             else:
                 loaded = load_with(folder, job.remedy or "native", job.alias, job.target, job.repairs)
         except caught as error:  # any failure to load is this attempt's result

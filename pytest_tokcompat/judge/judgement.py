@@ -259,6 +259,9 @@ class LoaderResult:
     registers: list[str] = field(default_factory=list)
     """The model_types the loader's call registered a config class or tokenizer mapping for: what its
     shim acts on (a shim that registers the checkpoint's type where plain loading is right is obsolete)."""
+    set_by_tool: dict[str, str] = field(default_factory=dict)
+    """What the tool set for the call beyond the client's environment: the hub cache holding the repo it
+    was called with by id, offline (``LoadTarget.client_environment``)."""
 
     def to_json(self) -> dict[str, Any]:
         record = self.attempt.to_json()
@@ -271,6 +274,7 @@ class LoaderResult:
             "replaces_native": list(self.replaces_native),
             "environment": dict(self.environment),
             "registers": list(self.registers),
+            "set_by_tool": dict(self.set_by_tool),
         }
 
 

@@ -268,7 +268,10 @@ def _judge_loader(
     attempt.replay = None
     replaced = next((m for m in run.messages if m.get("kind") == "replaces-native"), {})
     registered = next((m for m in run.messages if m.get("kind") == "registers"), {})
-    offline = {key: job.environ[key] for key in OFFLINE_VARIABLES if job.environ.get(key)}
+    set_by_tool = job.target.client_environment() if job.target is not None else {}
+    offline = {
+        key: job.environ[key] for key in OFFLINE_VARIABLES if job.environ.get(key) and key not in set_by_tool
+    }
     return LoaderResult(
         loader,
         attempt,
@@ -277,6 +280,7 @@ def _judge_loader(
         [str(text) for text in replaced.get("replaces", [])],
         offline,
         [str(name) for name in registered.get("registers", [])],
+        set_by_tool,
     )
 
 

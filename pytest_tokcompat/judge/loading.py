@@ -16,7 +16,7 @@ from typing import Any
 from pytest_tokcompat.judge.remedies import register_alias
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
-from pytest_tokcompat.sources.names import LoadTarget
+from pytest_tokcompat.sources.names import LoadTarget, served_offline
 
 
 class _Collect(logging.Handler):
@@ -101,14 +101,20 @@ def error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0][:400] if text else ''}"
 
 
-def call_client_loader(folder: Path, loader: ClientLoader) -> Any:
-    """Call the client's loader as the client does, and reach the tokenizer inside what it returns."""
+def call_client_loader(folder: Path, loader: ClientLoader, name: LoadTarget | None = None) -> Any:
+    """Call the client's loader as the client does, and reach the tokenizer inside what it returns.
+
+    By the name the client gives it (``name``): a hub repo id, with only what finding it offline in the
+    tool's hub layout needs (``LoadTarget.client_environment``), so code that branches on HF_HUB_OFFLINE or
+    on "is this a local path" takes the client's branch; else the folder's path."""
     import importlib
 
     target: Any = importlib.import_module(loader.module)
     for part in loader.callable.split("."):
         target = getattr(target, part)
-    loaded = target(str(folder), **loader.kwargs)
+    given = name or LoadTarget(str(folder))
+    with served_offline(given):
+        loaded = target(given.name, **loader.kwargs)
     for part in loader.attr.split(".") if loader.attr else ():
         loaded = getattr(loaded, part)
     if not callable(getattr(loaded, "encode", None)):

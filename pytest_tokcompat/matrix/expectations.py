@@ -8,13 +8,19 @@ measured with its outcome); where a written range disagrees at a measured releas
 release gets an ``==V`` key of its own and leaves the range (``,!=V``), so what was
 written for unmeasured releases stays. A clean remedy turning ``broken`` is a weaker
 expectation: it is shown and refused unless ``allow_weaker``.
+
+Findings (right ids, a contract dimension that differs) go into ``acknowledge`` the same way: a new
+entry gets ranges of the findings measured, an entry that already says what it accepts gets an
+``==V`` key per release with a finding it does not acknowledge, which is weaker, so refused unless
+``allow_weaker``. Repairs need no key of their own: the backend override is an outcome (``backend``)
+and the declared BOS/EOS repair is applied by ``load_tokenizer()`` wherever it clears a finding.
 """
 
 from __future__ import annotations
 
 import difflib
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,11 +29,12 @@ from packaging.version import Version
 
 from pytest_tokcompat.errors import MatrixError, TokcompatError
 from pytest_tokcompat.matrix.loader import OUTCOMES, Case, Expectation, load_matrix
-from pytest_tokcompat.model import Outcome
+from pytest_tokcompat.model import CONSEQUENCES, Outcome
 
 CLEAN = {str(Outcome.NATIVE), str(Outcome.AUTO_MAP), str(Outcome.ALIAS)}
 KEYS_BEFORE_EXPECT = ("id", "repo", "snapshot", "revision", "trust_remote_code")
-"""Where a new ``expect`` goes: after the last of these the entry has."""
+"""Where a new ``expect`` goes: after the last of these the entry has (a new ``acknowledge`` follows it)."""
+RIGHT_IDS = CLEAN | {str(Outcome.BACKEND)}
 
 
 class ExpectationsError(TokcompatError):
@@ -49,7 +56,7 @@ class Update:
         return bool(self.diff)
 
 
-def measured_outcomes(records: list[tuple[str, Mapping[str, Any]]]) -> dict[str, dict[str, str]]:
+def measured_outcomes(records: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, dict[str, str]]:
     """``{case id: {transformers version: verdict}}`` from (version, case record) pairs; records without
     a decisive verdict (not checked, failed to run) measure nothing."""
     found: dict[str, dict[str, str]] = {}
@@ -57,6 +64,17 @@ def measured_outcomes(records: list[tuple[str, Mapping[str, Any]]]) -> dict[str,
         verdict = record.get("verdict")
         if record.get("kind", "case") == "case" and verdict in OUTCOMES and "id" in record:
             found.setdefault(str(record["id"]), {})[version] = str(verdict)
+    return found
+
+
+def measured_findings(records: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, dict[str, list[str]]]:
+    """``{case id: {transformers version: [finding]}}``: what each record with right ids found that its
+    entry does not acknowledge (an empty list where it found nothing: a measured point all the same)."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for version, record in records:
+        if record.get("kind", "case") == "case" and record.get("verdict") in RIGHT_IDS and "id" in record:
+            findings = sorted({str(name) for name in record.get("findings") or []})
+            found.setdefault(str(record["id"]), {})[version] = findings
     return found
 
 
@@ -122,6 +140,33 @@ def planned(case: Case, measured: Mapping[str, str]) -> tuple[dict[str, str] | N
     return _carved(case.expectations, disagreeing), weaker
 
 
+def _reason(dimension: str) -> str:
+    return (
+        f"recorded by --update-expectations as measured: {CONSEQUENCES.get(dimension, dimension)}; "
+        "replace this with why it is accepted"
+    )
+
+
+def planned_acknowledgements(
+    case: Case, measured: Mapping[str, list[str]]
+) -> tuple[dict[str, dict[str, str]] | None, list[str]]:
+    """The ``acknowledge`` keys to add to the entry (None: none) and the weakenings they are
+    (``V: finding D acknowledged``): none for a new entry, which had nothing to weaken."""
+    points = {Version(version): findings for version, findings in measured.items()}
+    if not any(points.values()):
+        return None, []
+    if not case.expect_written and not case.acknowledge:
+        runs = ranges_from({version: ",".join(findings) for version, findings in points.items()})
+        return {
+            key or "*": {dimension: _reason(dimension) for dimension in value.split(",")}
+            for key, value in runs.items()
+            if value
+        }, []
+    added = {f"=={v}": {d: _reason(d) for d in points[v]} for v in sorted(points) if points[v]}
+    weaker = [f"{key[2:]}: {dimension} acknowledged" for key, found in added.items() for dimension in found]
+    return added, weaker
+
+
 def _yaml() -> Any:
     from ruamel.yaml import YAML
 
@@ -143,11 +188,44 @@ def _expect_node(new: dict[str, str], flow: bool) -> Any:
     return node
 
 
+def _acknowledge_node(added: dict[str, dict[str, str]], flow: bool) -> Any:
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    node = CommentedMap()
+    for key, reasons in added.items():
+        node[DoubleQuotedScalarString(key)] = CommentedMap(
+            (dimension, DoubleQuotedScalarString(reason)) for dimension, reason in reasons.items()
+        )
+    if flow:
+        node.fa.set_flow_style()
+    return node
+
+
+def _write_acknowledgements(entry: Any, added: dict[str, dict[str, str]]) -> None:
+    """``added`` into the entry's ``acknowledge`` (made after ``expect`` where it has none)."""
+    if "acknowledge" not in entry:
+        after = max((list(entry).index(k) for k in (*KEYS_BEFORE_EXPECT, "expect") if k in entry), default=-1)
+        entry.insert(after + 1, "acknowledge", _acknowledge_node(added, flow=entry.fa.flow_style()))
+        return
+    existing = entry["acknowledge"]
+    for key, reasons in _acknowledge_node(added, flow=existing.fa.flow_style()).items():
+        if key in existing:
+            existing[key].update(reasons)
+        else:
+            existing[key] = reasons
+
+
 def update_matrix(
-    path: Path, measured: Mapping[str, Mapping[str, str]], *, allow_weaker: bool = False
+    path: Path,
+    measured: Mapping[str, Mapping[str, str]],
+    *,
+    findings: Mapping[str, Mapping[str, list[str]]] | None = None,
+    allow_weaker: bool = False,
 ) -> Update:
-    """Write the measured outcomes into the matrix at ``path``; a refused weakening leaves its entry as it
-    was (the others are written). The result holds the unified diff of what was written."""
+    """Write the measured outcomes (and ``findings`` to acknowledge) into the matrix at ``path``; a refused
+    weakening leaves its entry as it was (the others are written). The result holds the unified diff of
+    what was written."""
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.util import load_yaml_guess_indent
 
@@ -156,15 +234,17 @@ def update_matrix(
         matrix = load_matrix(path, missing_expect=True)
     except MatrixError as error:
         raise ExpectationsError(f"{path}: fix the matrix first:\n{error}") from None
-    plans: dict[str, dict[str, str]] = {}
+    plans: dict[str, tuple[dict[str, str] | None, dict[str, dict[str, str]] | None]] = {}
     for case in matrix.cases:
         new, weaker = planned(case, measured.get(case.id, {}))
-        if new is None:
+        added, acknowledging = planned_acknowledgements(case, (findings or {}).get(case.id, {}))
+        weaker += acknowledging
+        if new is None and added is None:
             continue
         if weaker and not allow_weaker:
             update.refused += [f"{case.location}: case {case.id!r} under transformers {w}" for w in weaker]
             continue
-        plans[case.id] = new
+        plans[case.id] = (new, added)
     if not plans:
         return update
     text = path.read_text(encoding="utf-8")
@@ -176,12 +256,16 @@ def update_matrix(
     for entry in document.get("cases", []):
         if not isinstance(entry, CommentedMap) or entry.get("id") not in plans:
             continue
-        node = _expect_node(plans[entry["id"]], flow=entry.fa.flow_style())
-        if "expect" in entry:
-            entry["expect"] = node
-        else:
-            after = max((list(entry).index(k) for k in KEYS_BEFORE_EXPECT if k in entry), default=-1)
-            entry.insert(after + 1, "expect", node)
+        new, added = plans[entry["id"]]
+        if new is not None:
+            node = _expect_node(new, flow=entry.fa.flow_style())
+            if "expect" in entry:
+                entry["expect"] = node
+            else:
+                after = max((list(entry).index(k) for k in KEYS_BEFORE_EXPECT if k in entry), default=-1)
+                entry.insert(after + 1, "expect", node)
+        if added is not None:
+            _write_acknowledgements(entry, added)
         update.changed.append(str(entry["id"]))
     stream = io.StringIO()
     yaml.dump(document, stream)

@@ -19,7 +19,7 @@ from pytest_tokcompat.contract import alias_record
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.loader import Case
-from pytest_tokcompat.pytest_plugin.plugin import RECORD_KEY
+from pytest_tokcompat.pytest_plugin.keys import RECORD_KEY
 from pytest_tokcompat.pytest_plugin.session import TokcompatRun, run_of
 
 
@@ -116,3 +116,35 @@ class AliasItem(_TokcompatItem):
         if where and line.isdigit():
             return Path(where), int(line) - 1, f"tokcompat alias {self.alias.model_type}"
         return Path(module.__file__ or "aliases.py"), 0, f"tokcompat alias {self.alias.model_type}"
+
+
+class MatrixCollection:
+    """Collects the run's matrix once: as pytest collects any file when it is inside the rootdir, else
+    as a synthetic node added to the items (registered under ``--tokcompat`` only)."""
+
+    def __init__(self, run: TokcompatRun) -> None:
+        self.run = run
+        self.collected = False
+        """The matrix file was collected through pytest_collect_file (so no synthetic node is needed)."""
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> MatrixFile | None:
+        path = self.run.path
+        if file_path.name != path.name or file_path.resolve() != path:
+            return None
+        self.collected = True
+        return MatrixFile.from_parent(parent, path=file_path)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        """A synthetic node for a matrix that pytest did not collect itself (outside the rootdir)."""
+        if self.collected:
+            return
+        nodeid = self.run.synthetic_nodeid
+        node = MatrixFile.from_parent(session, path=self.run.path, nodeid=nodeid)
+        collected = list(node.collect())
+        items.extend(collected)
+        report = pytest.CollectReport(nodeid, "passed", None, list[pytest.Item | pytest.Collector](collected))
+        session.ihook.pytest_collectreport(report=report)
+
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        return f"tokcompat: matrix {self.run.path}"

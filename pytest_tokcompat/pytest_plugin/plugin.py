@@ -9,22 +9,12 @@ a test asks for a ``tokcompat_*`` fixture).
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from pytest_tokcompat.limits import SETTINGS
-
-if TYPE_CHECKING:
-    from pytest_tokcompat.pytest_plugin.session import TokcompatRun
-
-RUN_KEY: pytest.StashKey[TokcompatRun] = pytest.StashKey()
-"""The run's state (matrix, limits, judgements, fixtures' tokenizers) in ``config.stash``."""
-RECORD_KEY: pytest.StashKey[dict[str, Any]] = pytest.StashKey()
-"""An item's report record, in ``item.stash`` until the report of its call phase carries it."""
-REPORT_ATTRIBUTE = "tokcompat"
-"""``report.tokcompat``: the record on the test report (a JSON string on the wire between xdist processes)."""
+from pytest_tokcompat.pytest_plugin.keys import RECORD_KEY, REPORT_ATTRIBUTE
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -141,17 +131,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("tokcompat"):
-        from pytest_tokcompat.pytest_plugin.session import start_run
+        from pytest_tokcompat.pytest_plugin.items import MatrixCollection
+        from pytest_tokcompat.pytest_plugin.session import is_controller, start_run
 
-        start_run(config)  # validates the matrix and the report path before any test runs
+        run = start_run(config)  # validates the matrix and the report path before any test runs
+        config.pluginmanager.register(MatrixCollection(run), "tokcompat-collection")
+        if is_controller(config):
+            from pytest_tokcompat.pytest_plugin.reporter import TokcompatReporter, report_target
+
+            config.pluginmanager.register(TokcompatReporter(run, report_target(config)), "tokcompat-reporter")
     config.pluginmanager.import_plugin("pytest_tokcompat.pytest_plugin.fixtures")
-
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    run = parent.config.stash.get(RUN_KEY, None)
-    if run is None or not run.enabled:
-        return None
-    return run.collect_file(file_path, parent)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -186,10 +175,3 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         from pytest_tokcompat.pytest_plugin.fixtures import parametrize_cases
 
         parametrize_cases(metafunc)
-
-
-def pytest_report_header(config: pytest.Config) -> Any:
-    run = config.stash.get(RUN_KEY, None)
-    if run is not None and run.enabled:
-        return f"tokcompat: matrix {run.path}"
-    return None

@@ -27,7 +27,7 @@ from pytest_tokcompat.contract import (
     utc_timestamp,
     write_report,
 )
-from pytest_tokcompat.pytest_plugin.plugin import REPORT_ATTRIBUTE
+from pytest_tokcompat.pytest_plugin.keys import REPORT_ATTRIBUTE
 from pytest_tokcompat.pytest_plugin.session import TokcompatRun, run_settings
 
 PATH_RULE = (
@@ -194,21 +194,23 @@ class TokcompatReporter:
             return None
 
     def update_expectations(self, session: pytest.Session) -> None:
-        """--tokcompat-update-expectations: the measured outcomes into the matrix; the run then exits as the
+        """--tokcompat-update-expectations: the measured outcomes and findings into the matrix; the run then exits as the
         next one will (its failures that the update answers do not count), or 1 for a refused weakening."""
         from pytest_tokcompat.matrix.expectations import (
             ExpectationsError,
             describe,
+            measured_findings,
             measured_outcomes,
             update_matrix,
         )
 
         version = str(library_versions()["transformers"])
-        measured = measured_outcomes([(version, record) for record in self.records.values()])
+        records = [(version, record) for record in self.records.values()]
         try:
             update = update_matrix(
                 self.run.path,
-                measured,
+                measured_outcomes(records),
+                findings=measured_findings(records),
                 allow_weaker=bool(self.run.config.getoption("tokcompat_allow_weaker")),
             )
         except ExpectationsError as error:

@@ -29,18 +29,18 @@ from pytest_tokcompat.matrix.clients import (
 )
 from pytest_tokcompat.matrix.loader import Case, Matrix, load_matrix
 from pytest_tokcompat.matrix.settings import Settings, resolve_settings
-from pytest_tokcompat.pytest_plugin.plugin import RUN_KEY
 
 if TYPE_CHECKING:
     from pytest_tokcompat.judge.judgement import Judgement, Limits
     from pytest_tokcompat.matrix.aliases import Alias
-    from pytest_tokcompat.pytest_plugin.items import MatrixFile
 
 TOKENIZERS_KEPT = 4
 """Loaded tokenizers the fixture keeps, most recently used first (a DeepSeek tokenizer holds ~100 MB)."""
 
 
 SETTINGS_KEY: pytest.StashKey[Settings] = pytest.StashKey()
+RUN_KEY: pytest.StashKey[TokcompatRun] = pytest.StashKey()
+"""The run's state (matrix, limits, judgements, fixtures' tokenizers) in ``config.stash``."""
 
 
 def run_settings(config: pytest.Config) -> Settings:
@@ -166,8 +166,6 @@ class TokcompatRun:
         self.record = bool(config.getoption("tokcompat_record"))
         self.require_hub = bool(config.getoption("tokcompat_require_hub"))
         self.judges = JudgeCache(truth_cache=truth_cache_setting(config))
-        self.collected = False
-        """The matrix file was collected through pytest_collect_file (so no synthetic node is needed)."""
         self._matrix: Matrix | None = None
         self._loaders: list[ClientLoader] | None = None
         self._registry: dict[str, Alias] | None = None
@@ -248,28 +246,6 @@ class TokcompatRun:
             if where == self.path or where in self.path.parents:
                 return True
         return False
-
-    def collect_file(self, file_path: Path, parent: pytest.Collector) -> MatrixFile | None:
-        if file_path.name != self.path.name or file_path.resolve() != self.path:
-            return None
-        from pytest_tokcompat.pytest_plugin.items import MatrixFile
-
-        self.collected = True
-        return MatrixFile.from_parent(parent, path=file_path)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
-        """A synthetic node for a matrix that pytest did not collect itself (outside the rootdir)."""
-        if self.collected:
-            return
-        from pytest_tokcompat.pytest_plugin.items import MatrixFile
-
-        nodeid = self.synthetic_nodeid
-        node = MatrixFile.from_parent(session, path=self.path, nodeid=nodeid)
-        collected = list(node.collect())
-        items.extend(collected)
-        report = pytest.CollectReport(nodeid, "passed", None, list[pytest.Item | pytest.Collector](collected))
-        session.ihook.pytest_collectreport(report=report)
 
     def record_id_of(self, nodeid: str) -> str | None:
         """The record id (case id, or alias:<model_type>) of a matrix item's node id, else None."""
@@ -389,9 +365,4 @@ def start_run(config: pytest.Config) -> TokcompatRun:
     run.limits  # noqa: B018 - and the limits (flag, $TOKCOMPAT_<KEY>, ini key): a bad value is a usage error
     run.add_matrix_to_the_arguments()
     config.pluginmanager.register(run, "tokcompat-run")
-    if is_controller(config):
-        from pytest_tokcompat.pytest_plugin.reporter import TokcompatReporter, report_target
-
-        target = report_target(config)
-        config.pluginmanager.register(TokcompatReporter(run, target), "tokcompat-reporter")
     return run

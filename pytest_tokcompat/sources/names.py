@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,57 @@ class LoadTarget:
         return (
             f"repo id {self.name!r} (offline, from {self.cache_dir})" if self.by_repo_id else repr(self.name)
         )
+
+    def client_environment(self) -> dict[str, str]:
+        """What a client's own loader needs set to find the repo by its id with no cache_dir of its own:
+        the hub cache holding it, offline (the snapshot is only there, and the hub is not asked)."""
+        if not self.by_repo_id:
+            return {}
+        assert self.cache_dir is not None
+        return {"HF_HUB_CACHE": self.cache_dir, "HF_HUB_OFFLINE": "1"}
+
+
+_HUB_CACHE_COPIES = ("TRANSFORMERS_CACHE", "PYTORCH_PRETRAINED_BERT_CACHE", "PYTORCH_TRANSFORMERS_CACHE")
+"""transformers 4.x's import-time copies of the hub cache (``transformers.utils.hub``); 5.x reads the hub's."""
+
+
+@contextlib.contextmanager
+def served_offline(target: LoadTarget) -> Iterator[None]:
+    """``target.client_environment()`` in force for code that reads it at call time (``os.environ``) and for
+    what read it at import (huggingface_hub's constants, transformers 4.x's copies), then as it was."""
+    setting = target.client_environment()
+    if not setting:
+        yield
+        return
+    from huggingface_hub import constants
+
+    transformers_hub = sys.modules.get("transformers.utils.hub")
+    cache, offline = setting["HF_HUB_CACHE"], setting["HF_HUB_OFFLINE"] == "1"
+    patches: list[tuple[Any, str, Any]] = [
+        (constants, "HF_HUB_CACHE", cache),
+        (constants, "HF_HUB_OFFLINE", offline),
+    ]
+    if transformers_hub is not None:
+        patches += [
+            (transformers_hub, name, cache) for name in _HUB_CACHE_COPIES if hasattr(transformers_hub, name)
+        ]
+        if hasattr(transformers_hub, "_is_offline_mode"):
+            patches.append((transformers_hub, "_is_offline_mode", offline))
+    saved_environ = {key: os.environ.get(key) for key in setting}
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    os.environ.update(setting)
+    for owner, name, value in patches:
+        setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
+        for key, value in saved_environ.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 LOADER_FILES = (
@@ -126,6 +179,7 @@ def lay_out_as_hub(repo: str, folder: Path, root: Path | None = None) -> LoadTar
     absent = repo_folder / ".no_exist" / revision
     target = LoadTarget(repo, revision, str(root))
     if snapshot.is_dir() and absent.is_dir():
+        _point_main_at(repo_folder, revision)  # another folder of the same repo may have moved it
         return target  # laid out by an earlier call: its content address says nothing changed
     if not snapshot.is_dir():
         (repo_folder / "snapshots").mkdir(parents=True, exist_ok=True)
@@ -147,11 +201,18 @@ def lay_out_as_hub(repo: str, folder: Path, root: Path | None = None) -> LoadTar
     for name in LOADER_FILES:
         if name not in present:
             (absent / name).touch()
-    refs = repo_folder / "refs"
-    refs.mkdir(exist_ok=True)
-    with contextlib.suppress(OSError):
-        (refs / "main").write_text(revision, encoding="utf-8")
+    _point_main_at(repo_folder, revision)
     return target
+
+
+def _point_main_at(repo_folder: Path, revision: str) -> None:
+    """``refs/main`` names ``revision``: a client that loads the repo id without a revision gets it."""
+    main = repo_folder / "refs" / "main"
+    with contextlib.suppress(OSError):
+        if main.is_file() and main.read_text(encoding="utf-8") == revision:
+            return
+        main.parent.mkdir(exist_ok=True)
+        main.write_text(revision, encoding="utf-8")
 
 
 def _by_repo_id(checkpoint: Checkpoint) -> bool:
