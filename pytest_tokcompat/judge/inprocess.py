@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.judge.contract_checks import frozen_clock
+from pytest_tokcompat.judge.chat import frozen_clock
 from pytest_tokcompat.judge.isolation import isolated_transformers
 from pytest_tokcompat.judge.judgement import OK, Judgement
 from pytest_tokcompat.judge.loading import error_text, load_with

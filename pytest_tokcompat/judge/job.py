@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.errors import CheckpointError
-from pytest_tokcompat.judge.contract_checks import frozen_clock
+from pytest_tokcompat.judge.chat import frozen_clock
 from pytest_tokcompat.judge.judgement import LOAD_ERROR, Attempt, view_from
 from pytest_tokcompat.judge.loading import (
     call_client_loader,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.judge.contract_checks import ContractTruth
+from pytest_tokcompat.judge.contract_truth import ContractTruth
 from pytest_tokcompat.judge.observed import Replay
 from pytest_tokcompat.judge.parity import Parity, Truth
 from pytest_tokcompat.judge.static import StaticView

@@ -20,13 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.judge.contract_checks import (
-    ContractTruth,
-    DimensionResult,
-    check_contract,
-    contract_truth,
-    read_declared,
-)
+from pytest_tokcompat.judge.contract_checks import DimensionResult, check_contract
+from pytest_tokcompat.judge.contract_truth import ContractTruth, contract_truth
+from pytest_tokcompat.judge.declared import read_declared
 from pytest_tokcompat.judge.probes import Probe, ProbeKind
 from pytest_tokcompat.model import CONSEQUENCES, Dimension, DimensionStatus
 
