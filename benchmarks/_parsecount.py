@@ -93,8 +93,8 @@ def install() -> None:
     import tokenizers
     import transformers.tokenization_utils_tokenizers  # noqa: F401  (binds Tokenizer at import)
 
-    import pytest_tokcompat.judge.ladder as ladder
     import pytest_tokcompat.judge.parity as parity
+    import pytest_tokcompat.judge.reading as reading
 
     real = tokenizers.Tokenizer
     proxy = _proxy(real)
@@ -105,13 +105,13 @@ def install() -> None:
         for name, value in list(namespace.items()):
             if value is real:
                 namespace[name] = proxy
-    original = ladder.ground_truth
+    original = reading.ground_truth
 
     def counted_ground_truth(*args: Any, **kwargs: Any) -> Any:
         _hit("ground_truth")
         return original(*args, **kwargs)
 
-    ladder.ground_truth = counted_ground_truth
+    reading.ground_truth = counted_ground_truth
     parity.ground_truth = counted_ground_truth
     sys.addaudithook(_audit)
 

@@ -39,7 +39,7 @@ def measure(name: str, folder: Path, texts: list[str], reference: Any, alias: An
     from transformers import AutoTokenizer
 
     from pytest_tokcompat.judge.isolation import isolated_transformers
-    from pytest_tokcompat.judge.ladder import load_with
+    from pytest_tokcompat.judge.loading import load_with
 
     with isolated_transformers():
         try:

@@ -42,16 +42,16 @@ TARGET = 1.3
 @contextmanager
 def todays_judge() -> Iterator[None]:
     """The ladder as it was: no derived probes, no contract ground truth (ids and raw decode only)."""
-    from pytest_tokcompat.judge import ladder, parity
+    from pytest_tokcompat.judge import parity, reading
 
-    saved = (ladder.derive_probes, ladder.ground_truth, ladder.golden_probes)
-    ladder.derive_probes = lambda folder, reference=None: []  # type: ignore[assignment]
-    ladder.ground_truth = partial(parity.ground_truth, contract=False)  # type: ignore[assignment]
-    ladder.golden_probes = lambda path: []  # type: ignore[assignment]
+    saved = (reading.derive_probes, reading.ground_truth, reading.golden_probes)
+    reading.derive_probes = lambda folder, reference=None: []  # type: ignore[assignment]
+    reading.ground_truth = partial(parity.ground_truth, contract=False)  # type: ignore[assignment]
+    reading.golden_probes = lambda path: []  # type: ignore[assignment]
     try:
         yield
     finally:
-        ladder.derive_probes, ladder.ground_truth, ladder.golden_probes = saved
+        reading.derive_probes, reading.ground_truth, reading.golden_probes = saved
 
 
 def clear_caches() -> None:
@@ -62,10 +62,10 @@ def clear_caches() -> None:
 
 
 def cases() -> list[tuple[Any, Any]]:
-    from pytest_tokcompat.judge.evaluate import resolve_folder
     from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+    from pytest_tokcompat.sources.resolve import resolve
 
-    return [(case, resolve_folder(case)) for case in load_matrix(bundled_matrix()).cases]
+    return [(case, resolve(case).folder) for case in load_matrix(bundled_matrix()).cases]
 
 
 def judge_once(case: Any, folder: Any, today: bool) -> tuple[float, float, Any]:

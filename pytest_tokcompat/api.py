@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.errors import TokenizerBroken
-from pytest_tokcompat.judge.evaluate import Evaluation, describe_attempt_output, describe_attempts, evaluate
-from pytest_tokcompat.judge.ladder import BROKEN, REMEDIES, Judgement
+from pytest_tokcompat.judge.describe import describe_attempt_output, describe_attempts
+from pytest_tokcompat.judge.evaluate import evaluate
+from pytest_tokcompat.judge.evaluation import Evaluation
+from pytest_tokcompat.judge.judgement import BROKEN, REMEDIES, Judgement
 from pytest_tokcompat.judge.verdicts import default_cache
 from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping
 from pytest_tokcompat.matrix.loader import bundled_matrix

@@ -17,7 +17,7 @@ from pytest_tokcompat import environment
 
 @dataclass(frozen=True)
 class LimitSetting:
-    """One limit: its key in :class:`~pytest_tokcompat.judge.ladder.Limits` and where a user sets it."""
+    """One limit: its key in :class:`~pytest_tokcompat.judge.judgement.Limits` and where a user sets it."""
 
     key: str
     unit: str

@@ -18,7 +18,7 @@ from pytest_tokcompat.cli.output import say
 from pytest_tokcompat.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from pytest_tokcompat.judge.evaluate import Evaluation
+    from pytest_tokcompat.judge.evaluation import Evaluation
 
 EPILOG = (
     "exit status: 0 right ids and the whole contract holds (or every finding is acknowledged); 1 wrong ids "
@@ -85,7 +85,8 @@ def check_exit_status(evaluation: Evaluation) -> ExitCode:
 
 def _judge_and_print(args: argparse.Namespace) -> ExitCode:
     from pytest_tokcompat.credentials import scrub_data
-    from pytest_tokcompat.judge.evaluate import describe_attempts, evaluate
+    from pytest_tokcompat.judge.describe import describe_attempts
+    from pytest_tokcompat.judge.evaluate import evaluate
 
     evaluation = evaluate(
         args.path,

@@ -12,7 +12,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from pytest_tokcompat.judge.ladder import Judgement, LoaderResult
+from pytest_tokcompat.judge.judgement import Judgement, LoaderResult
 from pytest_tokcompat.matrix.aliases import BUILT_IN, Alias
 from pytest_tokcompat.matrix.clients import obsolete_action
 from pytest_tokcompat.matrix.loader import Case

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_tokcompat.judge.active import ReferenceKey, activated
+
 if TYPE_CHECKING:
-    from pytest_tokcompat.judge.ladder import Judgement
+    from pytest_tokcompat.judge.judgement import Judgement
     from pytest_tokcompat.matrix.aliases import Alias
 
-ReferenceKey = tuple[str, int, int]
-"""A tokenizer.json by resolved path, size and modification time."""
 JudgementKey = tuple[str, str, tuple["Alias", ...]]
 """A judgement by case id, folder and the alias registry it ran under."""
 
@@ -33,9 +32,6 @@ def registry_key(registry: dict[str, Alias] | None) -> tuple[Alias, ...]:
 
     aliases = REGISTRY if registry is None else registry
     return tuple(aliases[name] for name in sorted(aliases))
-
-
-_ACTIVE: ContextVar[JudgeCache | None] = ContextVar("tokcompat_judge_cache", default=None)
 
 
 class JudgeCache:
@@ -74,13 +70,5 @@ class JudgeCache:
     @contextmanager
     def active(self) -> Iterator[JudgeCache]:
         """Make this the cache that ``parity.reference_tokenizer`` uses inside the block."""
-        token = _ACTIVE.set(self)
-        try:
+        with activated(self):
             yield self
-        finally:
-            _ACTIVE.reset(token)
-
-
-def active_cache() -> JudgeCache | None:
-    """The cache of the judgement in progress, if its caller gave one."""
-    return _ACTIVE.get()

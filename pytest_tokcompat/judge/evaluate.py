@@ -11,29 +11,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
-from typing import Any
 
-from pytest_tokcompat.contract import case_record
 from pytest_tokcompat.errors import (
     CheckpointError,
     MatrixError,
     NotReachable,
     NotRunnable,
     SnapshotError,
-    TokcompatError,
 )
 from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, findings_alarm, loader_alarms, verdict_alarm
 from pytest_tokcompat.judge.cache import JudgeCache
-from pytest_tokcompat.judge.ladder import (
-    DEFAULT_LIMITS,
-    Attempt,
-    Judgement,
-    Limits,
-    judge,
-    transformers_version,
-)
+from pytest_tokcompat.judge.describe import describe_attempts
+from pytest_tokcompat.judge.evaluation import Evaluation, Failure
+from pytest_tokcompat.judge.judgement import DEFAULT_LIMITS, Attempt, Judgement, Limits
+from pytest_tokcompat.judge.ladder import judge
+from pytest_tokcompat.judge.loading import transformers_version
 from pytest_tokcompat.judge.static import read_json_object
 from pytest_tokcompat.judge.verdicts import VerdictCache, key_fields, key_of
 from pytest_tokcompat.matrix.aliases import Alias, effective_registry
@@ -41,95 +34,9 @@ from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case, load_matrix
 from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AliasState, AttemptStatus, CaseStatus, Verdict
 from pytest_tokcompat.sources.names import load_target
-from pytest_tokcompat.sources.resolve import Checkpoint, Source, identify, resolve
+from pytest_tokcompat.sources.resolve import Checkpoint, identify, resolve
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
-
-
-class Failure(str, Enum):
-    """Why an evaluation ended without a judgement of the tokenizer."""
-
-    BAD_INPUT = "bad-input"
-    """A name, folder, matrix or opt-in that cannot be used as given; the message says the fix."""
-    UNREADABLE = "unreadable"
-    """The judge could not read the checkpoint's own files (size cap, corrupt, unreadable): verdict
-    not-checked, never broken and never passed; the message names the file."""
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-
-@dataclass
-class Evaluation:
-    """One target, evaluated: the outcome every front-end reports, and the record it writes."""
-
-    case_id: str
-    status: CaseStatus
-    message: str
-    expected: str | None = None
-    judgement: Judgement | None = None
-    alarms: list[Alarm] = field(default_factory=list)
-    checkpoint: Checkpoint | None = None
-    failure: Failure | None = None
-    error: TokcompatError | None = field(default=None, repr=False)
-    """The error that ended it before a judgement (raised again by load_tokenizer)."""
-    notes: list[str] = field(default_factory=list)
-    case: Case | None = None
-
-    @property
-    def verdict(self) -> str | None:
-        if self.judgement is not None:
-            return self.judgement.verdict
-        return Verdict.NOT_CHECKED if self.failure is Failure.UNREADABLE else None
-
-    @property
-    def folder(self) -> Path | None:
-        return self.checkpoint.folder if self.checkpoint is not None else None
-
-    def remote_files_ran(self) -> list[dict[str, Any]]:
-        """Every remote-code file that ran, with the repo and revision it came from (None: a local folder)."""
-        if self.judgement is None or self.checkpoint is None:
-            return []
-        checkpoint = self.checkpoint
-        from_hub = checkpoint.source is Source.HUB
-        return [
-            {
-                "repo": checkpoint.repo if from_hub else None,
-                "revision": checkpoint.revision if from_hub else None,
-                "file": name,
-                "folder": str(checkpoint.origin or checkpoint.folder),
-            }
-            for name in self.judgement.remote_files_ran
-        ]
-
-    def to_json(self) -> dict[str, Any]:
-        """The record: the same for the same checkpoint in the pytest report, ``check --json`` and
-        ``load_tokenizer().record``; built by the report contract's ``case_record``."""
-        case = self.case or (self.checkpoint.case if self.checkpoint is not None else None)
-        details: dict[str, Any] = {
-            "failure": str(self.failure) if self.failure is not None else None,
-            "repo": case.repo if case is not None else None,
-            "location": case.location if case is not None else None,
-            "note": case.note if case is not None else None,
-        }
-        if self.checkpoint is not None:
-            details.update(self.checkpoint.to_json())
-        details["notes"] = [*details.get("notes", []), *self.notes]
-        judgement: dict[str, Any] | None = None
-        if self.judgement is not None:
-            judgement = {**self.judgement.to_json(), "remote_files_ran": self.remote_files_ran()}
-            if self.judgement.verdict_cache is not None:
-                details["verdict_cache"] = dict(self.judgement.verdict_cache)
-        return case_record(
-            self.case_id,
-            self.status,
-            self.message,
-            expected=self.expected,
-            verdict=self.verdict,
-            alarms=[a.to_json() for a in self.alarms],
-            judgement=judgement,
-            details=details,
-        )
 
 
 CaseOutcome = Evaluation
@@ -370,7 +277,7 @@ def _judge_with_verdicts(
     limits: Limits,
 ) -> Judgement:
     """A verdict kept on disk by an earlier process, loaded here; else judged, and kept for the next."""
-    from pytest_tokcompat.judge.ladder import import_in_background, load_here
+    from pytest_tokcompat.judge.inprocess import import_in_background, load_here
     from pytest_tokcompat.matrix.aliases import REGISTRY
 
     if keep_tokenizer:
@@ -434,45 +341,6 @@ def _model_type(checkpoint: Checkpoint) -> str | None:
     except CheckpointError:
         return None
     return value if isinstance(value, str) else None
-
-
-def describe_attempts(judgement: Judgement) -> str:
-    target = judgement.target
-    by = f", loaded by {target.describe()}" if target is not None else ""
-    lines = [f"  attempts under transformers {judgement.transformers_version}{by}:"]
-    local = [(f"{a.remedy} (local folder)", a) for a in judgement.local]
-    for name, attempt in [(a.remedy, a) for a in (*judgement.attempts, *judgement.repair_attempts)] + local:
-        detail = f": {attempt.detail}" if attempt.detail else ""
-        loaded = f" ({attempt.tokenizer_class})" if attempt.tokenizer_class else ""
-        found = f" findings: {', '.join(attempt.findings)}" if attempt.findings else ""
-        lines.append(f"    {name:<9} {attempt.status}{loaded}{detail}{found}")
-    if judgement.repairs:
-        lines.append(
-            f"  repairs that clear a finding: {', '.join(judgement.repairs)} (load_tokenizer() applies them)"
-        )
-    if judgement.local:
-        lines.append(
-            f"  the same files by their folder path (a local copy) give {judgement.local_verdict}: transformers "
-            f"chooses its class by the name ({', '.join(judgement.static.name_keyed)})"
-        )
-    return "\n".join(lines)
-
-
-def describe_attempt_output(judgement: Judgement, lines_per_stream: int = 5) -> str:
-    """What each attempt that did not succeed warned, logged and printed: kept in its record, never on
-    the caller's streams, and shown here where no remedy succeeded (it often names the cause)."""
-    lines: list[str] = []
-    for attempt in judgement.attempts:
-        if attempt.status in (AttemptStatus.OK, AttemptStatus.SKIPPED):
-            continue
-        said = [f"warned: {text}" for text in attempt.warnings]
-        for name, text in (("stderr", attempt.stderr), ("stdout", attempt.stdout)):
-            tail = [line.rstrip() for line in (text or "").splitlines() if line.strip()][-lines_per_stream:]
-            said += [f"{name}: {line[:300]}" for line in tail]
-        if said:
-            lines.append(f"  what the {attempt.remedy} attempt said:")
-            lines += [f"    {line}" for line in said]
-    return "\n".join(lines)
 
 
 @dataclass

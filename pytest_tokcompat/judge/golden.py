@@ -312,11 +312,11 @@ def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> 
     """``tokcompat golden [--replace] CASE``: the diff between a case's golden ids and what the
     independent implementation gives now; with ``replace``, write those. (exit status, text)."""
     from pytest_tokcompat.errors import TokcompatError
-    from pytest_tokcompat.judge.evaluate import resolve_folder
     from pytest_tokcompat.judge.parity import golden_probes, read_golden
     from pytest_tokcompat.judge.probes import derive_probes, probe_texts
     from pytest_tokcompat.judge.static import special_tokens
     from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+    from pytest_tokcompat.sources.resolve import resolve
 
     path = matrix_path or bundled_matrix()
     try:
@@ -325,7 +325,7 @@ def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> 
         if case is None:
             known = ", ".join(c.id for c in matrix.cases)
             return 2, f"no case {case_id!r} in {path} (cases: {known}); pass --matrix FILE for another matrix"
-        folder = resolve_folder(case)
+        folder = resolve(case).folder
         golden_path = case.golden_path
         assert golden_path is not None
         if (folder / "tokenizer.json").is_file():

@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_tokcompat.judge.contract_checks import CONVERSATIONS, RESOURCE_LIMITS, SPECIAL_NAMES
+from pytest_tokcompat.judge.chat import CONVERSATIONS, RESOURCE_LIMITS
+from pytest_tokcompat.judge.declared import SPECIAL_NAMES
 from pytest_tokcompat.judge.parity import Truth
 from pytest_tokcompat.model import Dimension
 

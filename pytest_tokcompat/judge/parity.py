@@ -20,13 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.judge.contract_checks import (
-    ContractTruth,
-    DimensionResult,
-    check_contract,
-    contract_truth,
-    read_declared,
-)
+from pytest_tokcompat.judge.contract_checks import DimensionResult, check_contract
+from pytest_tokcompat.judge.contract_truth import ContractTruth, contract_truth
+from pytest_tokcompat.judge.declared import read_declared
 from pytest_tokcompat.judge.probes import Probe, ProbeKind
 from pytest_tokcompat.model import CONSEQUENCES, Dimension, DimensionStatus
 
@@ -161,7 +157,7 @@ def reference_tokenizer(folder: Path) -> Any | None:
     path = folder / "tokenizer.json"
     if not path.is_file():
         return None
-    from pytest_tokcompat.judge.cache import active_cache
+    from pytest_tokcompat.judge.active import active_cache
 
     cache = active_cache()
     if cache is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat.judge.contract_checks import Declared, read_declared
+from pytest_tokcompat.judge.declared import Declared, read_declared
 from pytest_tokcompat.model import Repair
 
 

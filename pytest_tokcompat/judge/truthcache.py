@@ -198,7 +198,7 @@ class Lookup:
 def lookup(folder: Path, extra_texts: list[str], golden_path: Path | None) -> Lookup | None:
     """The truth cache's entry for the checkpoint in ``folder``; None where the cache is off (the
     environment, or the run's ini key) or the files cannot be hashed."""
-    from pytest_tokcompat.judge.cache import active_cache
+    from pytest_tokcompat.judge.active import active_cache
 
     active = active_cache()
     cache = default_cache(active.truth_cache if active is not None else None)

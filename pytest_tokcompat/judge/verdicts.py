@@ -40,7 +40,7 @@ from pytest_tokcompat.judge.diskcache import (
     versions_of,
     write_atomically,
 )
-from pytest_tokcompat.judge.ladder import REMEDIES, Judgement, truth_from
+from pytest_tokcompat.judge.judgement import REMEDIES, Judgement, truth_from
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.sources.names import load_name
 from pytest_tokcompat.sources.resolve import Checkpoint

@@ -32,7 +32,7 @@ from pytest_tokcompat.matrix.settings import Settings, resolve_settings
 from pytest_tokcompat.pytest_plugin.hookcalls import results_by_plugin
 
 if TYPE_CHECKING:
-    from pytest_tokcompat.judge.ladder import Judgement, Limits
+    from pytest_tokcompat.judge.judgement import Judgement, Limits
     from pytest_tokcompat.matrix.aliases import Alias
 
 TOKENIZERS_KEPT = 4
@@ -193,7 +193,7 @@ class TokcompatRun:
 
     @property
     def limits(self) -> Limits:
-        from pytest_tokcompat.judge.ladder import Limits
+        from pytest_tokcompat.judge.judgement import Limits
 
         if self._limits is None:
             values = run_limits(self.config)
@@ -314,7 +314,8 @@ def load_remedy(
 ) -> Any:
     """Load the checkpoint as the judged remedy prescribes, within the load time limit, leaving no trace."""
     from pytest_tokcompat.judge.isolation import isolated_transformers
-    from pytest_tokcompat.judge.ladder import load_with, time_limit
+    from pytest_tokcompat.judge.loading import load_with
+    from pytest_tokcompat.judge.timelimit import time_limit
     from pytest_tokcompat.matrix.aliases import find_alias
 
     alias = find_alias(judgement.model_type, registry) if remedy == "alias" else None

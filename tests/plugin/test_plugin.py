@@ -630,7 +630,7 @@ def test_pytest_timeouts_signal_method_still_fires_after_the_fixture(pytester: p
 @pytest.fixture
 def outer_timer() -> object:
     """A real-time timer of 1000 s with its own handler, as pytest-timeout's signal method sets one."""
-    from pytest_tokcompat.judge.ladder import time_limit
+    from pytest_tokcompat.judge.timelimit import time_limit
 
     def outer_handler(signum: int, frame: object) -> None:
         raise AssertionError("the outer timer fired")
@@ -661,7 +661,7 @@ def test_time_limit_leaves_a_sooner_outer_timer_alone(outer_timer: object) -> No
 
 
 def test_time_limit_without_an_outer_timer_leaves_none() -> None:
-    from pytest_tokcompat.judge.ladder import LoadTimeout, time_limit
+    from pytest_tokcompat.judge.timelimit import LoadTimeout, time_limit
 
     before = signal.getsignal(signal.SIGALRM)
     with pytest.raises(LoadTimeout, match=r"longer than 0\.05 s"), time_limit(0.05):

@@ -20,7 +20,7 @@ from pytest_tokcompat.api import TokenizerFindings, load_tokenizer
 from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge.alarms import findings_alarm, verdict_alarm
-from pytest_tokcompat.judge.contract_checks import FROZEN_NOW, reference_environment
+from pytest_tokcompat.judge.chat import FROZEN_NOW, reference_environment
 from pytest_tokcompat.judge.ladder import judge, transformers_version
 from pytest_tokcompat.judge.parity import ground_truth, reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts

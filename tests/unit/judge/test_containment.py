@@ -25,7 +25,8 @@ from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge import child, reaper
 from pytest_tokcompat.judge.evaluate import FAILED, run_case
 from pytest_tokcompat.judge.frames import Binding
-from pytest_tokcompat.judge.ladder import Job, Limits, judge
+from pytest_tokcompat.judge.job import Job
+from pytest_tokcompat.judge.ladder import Limits, judge
 from pytest_tokcompat.matrix.loader import parse_matrix
 from pytest_tokcompat.model import AttemptStatus, Verdict
 from tests.helpers import toys

@@ -22,13 +22,9 @@ import pytest
 
 from pytest_tokcompat.ci.grid import load_reports, merge, render_markdown
 from pytest_tokcompat.errors import MatrixError
-from pytest_tokcompat.judge.contract_checks import (
-    Declared,
-    clean_up_tokenization,
-    default_call_ids,
-    read_declared,
-    reference_chat,
-)
+from pytest_tokcompat.judge.chat import reference_chat
+from pytest_tokcompat.judge.contract_truth import clean_up_tokenization, default_call_ids
+from pytest_tokcompat.judge.declared import Declared, read_declared
 from pytest_tokcompat.judge.ladder import judge, transformers_version
 from pytest_tokcompat.judge.parity import Truth, check_parity, ground_truth, reference_tokenizer
 from pytest_tokcompat.judge.probes import (

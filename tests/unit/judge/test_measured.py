@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from pytest_tokcompat import cli
-from pytest_tokcompat.judge.contract_checks import frozen_clock
-from pytest_tokcompat.judge.ladder import _absorb, _Found
+from pytest_tokcompat.judge.absorb import Found as _Found
+from pytest_tokcompat.judge.absorb import absorb as _absorb
+from pytest_tokcompat.judge.chat import frozen_clock
 from pytest_tokcompat.judge.observed import (
     Malformed,
     Replay,
