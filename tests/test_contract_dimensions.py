@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from contract_toys import DRIFTS, RSTRIP_TOKEN, SPECIALS, contract_toy, with_chat_template
 
-from pytest_tokcompat.ci.grid import load_reports, merge, render_markdown
+from pytest_tokcompat.ci.grid import load_reports, merge
+from pytest_tokcompat.ci.markdown import render_markdown
 from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.judge.contract_checks import (
     Declared,

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from reportdata import alias_record, case, not_checked, report, write
 
-from pytest_tokcompat.ci.grid import Grid, load_reports, merge, render_html
+from pytest_tokcompat.ci.grid import Grid, load_reports, merge
 from pytest_tokcompat.ci.page import COLOURS, MARKS
+from pytest_tokcompat.ci.render import render_html
 from pytest_tokcompat.cli import main
 
 CAPTURED = Path(__file__).resolve().parent / "data" / "registry"

@@ -239,8 +239,9 @@ def test_the_grid_raises_the_loaders_alarms_naming_loader_cases_and_releases(tmp
 
     import reportdata
 
-    from pytest_tokcompat.ci.grid import merge, render_markdown
+    from pytest_tokcompat.ci.grid import merge
     from pytest_tokcompat.ci.issues_text import issue_texts
+    from pytest_tokcompat.ci.markdown import render_markdown
     from pytest_tokcompat.exitcodes import ExitCode
 
     drift = {"status": "drift", "detail": "ids differ", "differing": 357, "compared": 400}
@@ -315,7 +316,8 @@ def test_the_grid_finds_a_shim_that_steps_aside_obsolete_from_the_release_plain_
 
     import reportdata
 
-    from pytest_tokcompat.ci.grid import Grid, merge, render_markdown
+    from pytest_tokcompat.ci.grid import Grid, merge
+    from pytest_tokcompat.ci.markdown import render_markdown
     from pytest_tokcompat.exitcodes import ExitCode
 
     ok = {"status": "ok", "parity": {"status": "match", "checked": 400}}

@@ -63,6 +63,7 @@ from pytest_tokcompat.ci.install import (
     truth_cache,
 )
 from pytest_tokcompat.ci.releases import UPSTREAM_ENV, GridRelease, resolve_spec
+from pytest_tokcompat.ci.render import render
 from pytest_tokcompat.contract import (
     OUTPUT_GITIGNORE,
     SCHEMA_VERSION,
@@ -1279,8 +1280,8 @@ class GridRun:
                 grid.releases.append(run.release.label)
                 grid.incomplete.append(f"no report for transformers {run.release.label}: {run.error}")
         for form, name in (("markdown", "grid.md"), ("html", "grid.html"), ("json", "grid.json")):
-            (self.output / name).write_text(grid_module.render(grid, form), encoding="utf-8")
-        self.out(grid_module.render(grid, "markdown").rstrip("\n"))
+            (self.output / name).write_text(render(grid, form), encoding="utf-8")
+        self.out(render(grid, "markdown").rstrip("\n"))
         self.out("")
         for line in self.summary(runs):
             self.out(line)
