@@ -15,7 +15,7 @@ import toys
 from test_grid_e2e import environment, tokcompat
 from test_gridrun import recorded
 
-from pytest_tokcompat.ci import envcheck, gridrun, releases
+from pytest_tokcompat.ci import envcheck, gridrun, releases, toxrun
 from pytest_tokcompat.ci.install import own_wheel, uv_binary
 
 pytestmark = pytest.mark.e2e
@@ -23,7 +23,7 @@ RELEASE = "5.10.4"
 
 
 def site_packages(env: Path) -> Path:
-    found = gridrun._site_packages(env)
+    found = toxrun._site_packages(env)
     assert found is not None, f"no site-packages in {env}"
     return found
 

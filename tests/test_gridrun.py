@@ -25,10 +25,11 @@ import pytest
 import toys
 from packaging.version import Version
 
-from pytest_tokcompat.ci import gridrun, releases, schedule
+from pytest_tokcompat.ci import gridrun, releases, schedule, toxrun
 from pytest_tokcompat.ci.grid import load_reports, merge
-from pytest_tokcompat.ci.gridrun import EXTRAS, Keys, ToxRun
+from pytest_tokcompat.ci.gridrun import EXTRAS, Keys
 from pytest_tokcompat.ci.releases import Page
+from pytest_tokcompat.ci.toxrun import ToxRun
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.contract import alias_record, case_record
 from pytest_tokcompat.matrix.loader import bundled_dir, load_matrix
@@ -853,7 +854,7 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
         def wait(self, timeout: float | None = None) -> int:
             return self.returncode
 
-    monkeypatch.setattr(gridrun.subprocess, "Popen", Done)
+    monkeypatch.setattr(toxrun.subprocess, "Popen", Done)
     monkeypatch.setenv("TOX_WORK_DIR", "/elsewhere")
     monkeypatch.setenv("PYTHONPATH", "/a/checkout")
     monkeypatch.setenv("UV_INDEX_URL", "https://index.invalid/simple")
