@@ -17,11 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat import environment
-from pytest_tokcompat.ci.fingerprint import (
-    DEFAULT_OUTPUT,
-    package_hash,
-    sha,
-)
+from pytest_tokcompat.ci.fingerprint import DEFAULT_OUTPUT, package_hash, sha
 from pytest_tokcompat.ci.releases import UPSTREAM_ENV
 from pytest_tokcompat.errors import TokcompatError
 from pytest_tokcompat.inert import config_problem

@@ -32,26 +32,16 @@ import contextlib
 import importlib.util
 import json
 import os
-import re
 import shutil
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from pytest_tokcompat.ci import grid as grid_module
 from pytest_tokcompat.ci import schedule
-from pytest_tokcompat.ci.cellcache import CellCache
-from pytest_tokcompat.ci.cellcheck import records_problem
+from pytest_tokcompat.ci.cellcache import CellCache, Keys, plan_reuse, store
 from pytest_tokcompat.ci.envcheck import Integrity
-from pytest_tokcompat.ci.fingerprint import (
-    canonical,
-    folder_hash,
-    sha,
-)
 from pytest_tokcompat.ci.gridinput import (
     DEFAULT_SPEC,
     BadInput,
@@ -67,153 +57,25 @@ from pytest_tokcompat.ci.gridinput import (
     MIN_FLOOR as MIN_FLOOR,  # the floor's own tests read it here
 )
 from pytest_tokcompat.ci.gridprogress import make_progress
-from pytest_tokcompat.ci.install import (
-    PACKAGE_DIR,
-    cache_home,
-    own_wheel,
-)
-from pytest_tokcompat.ci.releases import GridRelease, resolve_spec
-from pytest_tokcompat.ci.render import render
+from pytest_tokcompat.ci.gridreport import GridReporter, Out
+from pytest_tokcompat.ci.install import cache_home, own_wheel
+from pytest_tokcompat.ci.releaserun import ReleaseRun
+from pytest_tokcompat.ci.releases import resolve_spec
 from pytest_tokcompat.ci.shards import EXTRAS, parse_shard, plan_cells, shard_of
 from pytest_tokcompat.ci.toxini import (
     OFFLINE_LINE as OFFLINE_LINE,  # the offline tests read it here
 )
-from pytest_tokcompat.ci.toxini import (
-    env_name,
-    write_tox_ini,
-)
-from pytest_tokcompat.ci.toxrun import (
-    LIBRARIES,
-    conflict_of,
-    env_versions,
-    read_from,
-    resolver_conflicts,
-    run_tox,
-)
+from pytest_tokcompat.ci.toxini import write_tox_ini
 from pytest_tokcompat.ci.toxrun import (
     ToxRun as ToxRun,  # a fake run_tox returns one
 )
-from pytest_tokcompat.contract import (
-    OUTPUT_GITIGNORE,
-    SCHEMA_VERSION,
-    judge_identity,
-    make_output_folder,
-    not_checked_record,
-    probe_set_identity,
-    write_json_atomic,
-)
-from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError, ReportError
+from pytest_tokcompat.ci.toxrun import conflict_of, env_versions, read_from, resolver_conflicts, run_tox
+from pytest_tokcompat.contract import OUTPUT_GITIGNORE, make_output_folder, write_json_atomic
+from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.inert import terminal
-from pytest_tokcompat.matrix.loader import Case, Matrix, load_matrix
+from pytest_tokcompat.matrix.loader import Matrix, load_matrix
 from pytest_tokcompat.matrix.settings import resolve_settings
-
-NOT_CHECKED = "not-checked"
-SETTINGS_IGNORED = {"cases", "floor"}
-"""Top-level matrix keys that do not change any cell (every other one, golden_dir, ... may)."""
-Out = Callable[[str], None]
-
-
-def judge_version() -> str:
-    """This package's version and a hash of every source that judges (all but the CI tools)."""
-    return judge_identity(PACKAGE_DIR)
-
-
-def probe_set() -> str:
-    return probe_set_identity(PACKAGE_DIR)
-
-
-class Keys:
-    """Cell keys for one matrix: the part that does not depend on the environment, computed once."""
-
-    def __init__(self, matrix: Matrix, raw: dict[str, Any], clients: dict[str, Any] | None = None) -> None:
-        self.clients = clients or {}
-        """``--with`` requirements and ``--loader`` specs: they change what a cell holds."""
-        self.judge = judge_version()
-        self.probes = probe_set()
-        self.settings = {k: v for k, v in raw.items() if k not in SETTINGS_IGNORED}
-        listed = raw.get("cases")
-        entries: list[Any] = listed if isinstance(listed, list) else []
-        by_id = {str(e.get("id")): e for e in entries if isinstance(e, dict)}
-        self.static: dict[str, dict[str, Any] | None] = {
-            case.id: self._static(case, by_id.get(case.id)) for case in matrix.cases
-        }
-
-    @staticmethod
-    def _static(case: Case, entry: dict[str, Any] | None) -> dict[str, Any] | None:
-        """What determines a case apart from the environment, or None when it cannot be known unrun."""
-        if entry is None:
-            return None
-        if case.snapshot is not None:
-            if not case.snapshot.is_dir():
-                return None
-            checkpoint = {"snapshot": folder_hash(case.snapshot)}
-        elif case.repo and case.revision and re.fullmatch(r"[0-9a-f]{40}", case.revision):
-            checkpoint = {"hub": f"{case.repo}@{case.revision}"}
-        else:
-            return None  # a hub repo at a branch or tag: its files may change under the same name
-        golden = case.golden_path
-        return {
-            "entry": entry,
-            "checkpoint": checkpoint,
-            "golden": sha(golden.read_bytes()) if golden is not None and golden.is_file() else None,
-        }
-
-    def fields(self, cell: str, versions: dict[str, str | None]) -> dict[str, Any] | None:
-        common = {
-            "settings": self.settings,
-            "versions": {name: versions.get(name) for name in ("python", *LIBRARIES[:3])},
-            "judge": self.judge,
-            "probes": self.probes,
-            **({"clients": self.clients} if self.clients else {}),
-        }
-        if cell != EXTRAS:
-            static = self.static.get(cell)
-            return None if static is None else {"cell": "case", **static, **common}
-        if any(static is None for static in self.static.values()):
-            return None
-        return {"cell": "extras", "cases": self.static, **common}
-
-    def key(self, cell: str, versions: dict[str, str | None]) -> str | None:
-        found = self.fields(cell, versions)
-        return None if found is None else sha(canonical(found).encode())
-
-
-@dataclass
-class ReleaseRun:
-    release: GridRelease
-    cells: list[str]
-    versions: dict[str, str | None] | None = None
-    error: str | None = None
-    reused: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    to_judge: list[str] = field(default_factory=list)
-    keys: dict[str, str | None] = field(default_factory=dict)
-    fresh: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    report: Path | None = None
-    version_clash: bool = False
-    registry: dict[str, Any] | None = None
-    """The upstream watch of this release (the report's ``registry``): judged with the extras cell, or
-    reused with it."""
-    rebuilt: str | None = None
-    """Why the environment was rebuilt and every cell judged again (it had changed since its install)."""
-    costs: dict[str, float] = field(default_factory=dict)
-    """Seconds each cell judged in this run took (its items' setup and call)."""
-
-    @property
-    def env(self) -> str:
-        return env_name(self.release)
-
-
-def _stub(record_id: str, message: str) -> dict[str, Any]:
-    return not_checked_record(record_id, message)
-
-
-def _extras_stubs(message: str, matrix: Matrix | None = None) -> list[dict[str, Any]]:
-    """The alias items a release would have judged: the built-in aliases and the matrix's own."""
-    from pytest_tokcompat.matrix.aliases import effective_registry
-
-    registry = effective_registry(matrix.aliases if matrix is not None else ())
-    return [_stub(f"alias:{model_type}", message) for model_type in registry]
 
 
 class GridRun:
@@ -276,7 +138,7 @@ class GridRun:
                 "pip install 'pytest-tokcompat[grid]' (or '.[grid]' from a checkout)"
             )
 
-    def run(self, plan_only: bool = False) -> int:
+    def run(self, plan_only: bool = False) -> ExitCode:
         try:
             self.shard = parse_shard(self.options.shard)
             check_configuration_text(self.options, self.output)
@@ -348,14 +210,14 @@ class GridRun:
         self.verify_built(runs, wheel)
         for run in runs:
             if run.versions is not None:
-                self.plan_reuse(run, keys, cache)
+                plan_reuse(run, keys, cache, self.matrix)
         for why in cache.discarded:
             self.err(f"discarded a cell file that does not fit its cell, judged again: {why}")
         self.judge_watched(runs, case_ids)
         self.verify_judged(runs, wheel, case_ids)
         for run in runs:
             if run.versions is not None:
-                self.store(run, keys, cache)
+                store(run, keys, cache)
         if (
             self.shard[1] == 1
         ):  # a shard leaves the costs its siblings split by as they were (reports hold its own)
@@ -368,9 +230,20 @@ class GridRun:
             run.version_clash = (
                 not run.release.immutable and (run.versions or {}).get("transformers") in released
             )
+        reporter = GridReporter(
+            self.output,
+            self.out,
+            self.err,
+            self.shard,
+            self.costs,
+            matrix,
+            path,
+            self.options.update_expectations,
+            self.options.allow_weaker,
+        )
         for run in runs:
-            self.write_report(run, path, case_ids, plan)
-        return self.finish(runs, plan)
+            reporter.write_report(run, path, plan)
+        return reporter.finish(runs, plan)
 
     def prepare_dirs(self) -> None:
         make_output_folder(self.output)
@@ -522,32 +395,6 @@ class GridRun:
                 self.integrity.exposed(run.env)
         self.judge(runs, case_ids)
 
-    def plan_reuse(self, run: ReleaseRun, keys: Keys, cache: CellCache) -> None:
-        assert run.versions is not None
-        if run.rebuilt is not None:
-            run.to_judge = list(run.cells)
-            run.keys = {
-                cell: keys.key(cell, run.versions) if run.release.immutable else None for cell in run.cells
-            }
-            return
-        case_ids = list(keys.static)
-        alias_ids = [stub["id"] for stub in _extras_stubs("", self.matrix)]
-        for cell in run.cells:
-            key = keys.key(cell, run.versions) if run.release.immutable else None
-            run.keys[cell] = key
-            fields = keys.fields(cell, run.versions) if key else None
-
-            def check(records: Any, cell: str = cell) -> str | None:
-                return records_problem(records, cell, case_ids, alias_ids, EXTRAS)
-
-            records = cache.get(key, fields, check) if key and fields is not None else None
-            if records is None:
-                run.to_judge.append(cell)
-            else:
-                run.reused[cell] = records
-                if cell == EXTRAS and key is not None:
-                    run.registry = cache.registry(key)
-
     def judge(self, runs: list[ReleaseRun], case_ids: list[str]) -> None:
         busy = [run for run in runs if run.versions is not None and run.to_judge]
         if not busy:
@@ -605,158 +452,7 @@ class GridRun:
                 elif cell in by_id:
                     run.fresh[cell] = [by_id[cell]]
 
-    def store(self, run: ReleaseRun, keys: Keys, cache: CellCache) -> None:
-        """Keep what this run judged for next time: checked cases; the extras of a run that checked all
-        its cases (a not-checked case may be passing trouble, such as the hub being down)."""
-        assert run.versions is not None
-        clean = run.error is None and all(
-            record.get("status") != NOT_CHECKED
-            for cell, records in run.fresh.items()
-            if cell != EXTRAS
-            for record in records
-        )
-        for cell, records in run.fresh.items():
-            key = run.keys.get(cell)
-            if key is None or not records:
-                continue
-            if cell == EXTRAS:
-                if clean:
-                    cache.put(key, records, keys.fields(cell, run.versions), run.registry)
-            elif records[0].get("status") != NOT_CHECKED:
-                cache.put(key, records, keys.fields(cell, run.versions))
 
-    # -- reports and the grid --
-
-    def records_of(self, run: ReleaseRun, case_ids: list[str]) -> list[dict[str, Any]]:
-        records: list[dict[str, Any]] = []
-        why = run.error or "no result"
-        for cell in run.cells:
-            if cell in run.reused:
-                records.extend(run.reused[cell])
-            elif cell in run.fresh:
-                records.extend(run.fresh[cell])
-            else:
-                records.extend(_extras_stubs(why, self.matrix) if cell == EXTRAS else [_stub(cell, why)])
-        return records
-
-    def write_report(self, run: ReleaseRun, matrix: Path, case_ids: list[str], plan: dict[str, Any]) -> None:
-        versions = dict(run.versions or {})
-        version = versions.get("transformers") or (str(run.release.version) if run.release.version else None)
-        if version is None:
-            return  # main that could not be built: no version to file it under; the summary says so
-        if run.version_clash:
-            version = f"{version}+main"  # a stand-in upstream at a released version: its own column
-        records = self.records_of(run, case_ids)
-        index, count = self.shard
-        document = {
-            "schema_version": SCHEMA_VERSION,
-            "versions": {name: versions.get(name) for name in ("python", *LIBRARIES)},
-            "transformers_version": version,
-            "matrix": str(matrix),
-            "cases": sorted(records, key=lambda r: (r.get("kind", "case"), r.get("id", ""))),
-            "alarms": [alarm for record in records for alarm in record.get("alarms", [])],
-            "exit_status": 1 if any(r.get("status") == "failed" for r in records) else 0,
-            "complete": run.error is None,
-            "grid_run": {
-                "release": run.release.label,
-                "requirement": run.release.requirement,
-                "commit": versions.get("commit"),
-                "shard": f"{index}/{count}",
-                "plan": plan,
-                "cells": len(run.cells),
-                "judged": sorted(run.fresh),
-                "reused": sorted(run.reused),
-                "costs": {
-                    cell: round(seconds, 3)
-                    for cell in run.cells
-                    for seconds in [run.costs.get(cell, self.costs.get(run.release.label, {}).get(cell))]
-                    if seconds is not None
-                },
-                "error": run.error,
-                **({"rebuilt": run.rebuilt} if run.rebuilt else {}),
-            },
-        }
-        if run.registry is not None:
-            document["registry"] = run.registry
-        suffix = f".shard-{index}-of-{count}" if count > 1 else ""
-        run.report = self.output / "reports" / f"transformers-{version}{suffix}.json"
-        write_json_atomic(run.report, document)
-
-    def finish(self, runs: list[ReleaseRun], plan: dict[str, Any]) -> int:
-        reports = [run.report for run in runs if run.report is not None]
-        grid: grid_module.Grid | None = None
-        if reports:
-            try:
-                grid = grid_module.merge(grid_module.load_reports(reports))
-            except ReportError as error:
-                self.err(f"tokcompat grid: cannot merge the reports: {error}")
-        if grid is None:
-            grid = grid_module.Grid([], {})
-        for run in runs:
-            if run.report is None:
-                grid.releases.append(run.release.label)
-                grid.incomplete.append(f"no report for transformers {run.release.label}: {run.error}")
-        for form, name in (("markdown", "grid.md"), ("html", "grid.html"), ("json", "grid.json")):
-            (self.output / name).write_text(render(grid, form), encoding="utf-8")
-        self.out(render(grid, "markdown").rstrip("\n"))
-        self.out("")
-        for line in self.summary(runs):
-            self.out(line)
-        status = self.exit_status(grid, runs)
-        if self.options.update_expectations and self.path is not None:
-            from pytest_tokcompat.ci.gridexpect import record_expectations
-
-            measured = [
-                (str(run.versions["transformers"]), record)
-                for run in runs
-                if run.release.immutable and run.versions and run.versions.get("transformers")
-                for record in self.records_of(run, [])
-            ]
-            status = record_expectations(
-                self.path, grid, measured, allow_weaker=self.options.allow_weaker, out=self.out
-            )
-        self.out(f"grid: {self.output / 'grid.md'} (also .html, .json); reports: {self.output / 'reports'}")
-        return status
-
-    def summary(self, runs: list[ReleaseRun]) -> list[str]:
-        judged = sum(len(run.fresh) for run in runs)
-        reused = sum(len(run.reused) for run in runs)
-        total = sum(len(run.cells) for run in runs)
-        lines = [
-            f"cells: {total}, reused {reused}, judged {judged}"
-            + (" (nothing changed)" if total and reused == total else "")
-        ]
-        for run in runs:
-            version = (run.versions or {}).get("transformers")
-            label = (
-                run.release.label
-                if version in (None, run.release.label)
-                else f"{run.release.label} = {version}"
-            )
-            commit = (run.versions or {}).get("commit")
-            extra = f" at {commit[:12]}" if commit else ""
-            state = "".join(f"; {note}" for note in (run.rebuilt, run.error) if note)
-            lines.append(
-                f"  transformers {label}{extra}: {len(run.reused)} reused, {len(run.fresh)} judged{state}"
-            )
-        return lines
-
-    def exit_status(self, grid: grid_module.Grid, runs: list[ReleaseRun]) -> int:
-        """The shared rule (:meth:`Grid.exit_status`): a shard's grid lacks the other shards' cells, so it
-        is incomplete (3) unless it has alarms (1), as a report of part of the matrix is; the merge of every
-        shard's reports (``tokcompat report``) is what can be complete."""
-        if grid.incomplete:
-            more = f" (and {len(grid.incomplete) - 10} more)" if len(grid.incomplete) > 10 else ""
-            self.out(f"incomplete grid: {'; '.join(grid.incomplete[:10])}{more}")
-        if self.shard[1] > 1:
-            index, count = self.shard
-            self.out(
-                f"shard {index}/{count}: this grid holds only this shard's cells (exit 3 unless an alarm); "
-                "merge every shard's reports with tokcompat report for the whole grid"
-            )
-        return grid.exit_status()
-
-
-def run_command(options: GridOptions, out: Out = print, plan_only: bool = False) -> int:
+def run_command(options: GridOptions, out: Out = print, plan_only: bool = False) -> ExitCode:
     """The ``tokcompat grid`` command; ``plan_only`` prints the plan (for the workflow's shards) and stops."""
     return GridRun(options, out).run(plan_only=plan_only)

@@ -16,14 +16,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from typing import Any
 
-from pytest_tokcompat.ci.grid import (
-    MARK_CHANGED,
-    MARK_DRIFT,
-    MARK_NOT_CHECKED,
-    MARK_UNEXPECTED,
-    Cell,
-    Grid,
-)
+from pytest_tokcompat.ci.grid import MARK_CHANGED, MARK_DRIFT, MARK_NOT_CHECKED, MARK_UNEXPECTED, Cell, Grid
 from pytest_tokcompat.ci.markdown import cell_text
 
 MARK_MISSING = "—"

@@ -8,9 +8,7 @@ from __future__ import annotations
 import re
 
 from pytest_tokcompat.ci import schedule
-from pytest_tokcompat.ci.gridinput import (
-    BadInput,
-)
+from pytest_tokcompat.ci.gridinput import BadInput
 from pytest_tokcompat.ci.releases import GridRelease
 
 EXTRAS = "@extras"

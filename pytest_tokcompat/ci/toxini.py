@@ -10,12 +10,7 @@ from pathlib import Path
 
 from pytest_tokcompat.ci import schedule
 from pytest_tokcompat.ci.gridprogress import PROGRESS_ENV
-from pytest_tokcompat.ci.install import (
-    LINK_MODE,
-    TRUTH_CACHE_VAR,
-    extra_requirements,
-    truth_cache,
-)
+from pytest_tokcompat.ci.install import LINK_MODE, TRUTH_CACHE_VAR, extra_requirements, truth_cache
 from pytest_tokcompat.ci.releases import GridRelease
 from pytest_tokcompat.matrix.settings import CONFIG_VAR, NO_CONFIG
 

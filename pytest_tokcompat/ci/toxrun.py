@@ -17,9 +17,7 @@ from pathlib import Path
 
 from pytest_tokcompat.ci import schedule
 from pytest_tokcompat.ci.gridlog import rotate_log
-from pytest_tokcompat.ci.install import (
-    LINK_MODE,
-)
+from pytest_tokcompat.ci.install import LINK_MODE
 from pytest_tokcompat.credentials import credential_values, scrub
 
 LIBRARIES = ("transformers", "tokenizers", "huggingface_hub", "pytest-tokcompat")
