@@ -29,6 +29,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.errors import BisectError, BuildError, ReleaseError
+from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.matrix.loader import Expectation
 
 VerdictAt = Callable[[Version], str]
@@ -275,12 +276,12 @@ class UvVerdict:
                 record = json.loads(done.stdout)
             except ValueError:
                 record = None
-            if done.returncode == 3 and isinstance(record, dict):
+            if done.returncode == ExitCode.NOT_CHECKED and isinstance(record, dict):
                 raise BuildError(
                     f"tokcompat check could not judge under transformers {release} (not checked): "
                     f"{record.get('message')}"
                 )
-            if done.returncode not in (0, 1):
+            if done.returncode not in (ExitCode.OK, ExitCode.BROKEN):
                 detail = record.get("message") if isinstance(record, dict) else None
                 tail = detail or "\n".join(done.stderr.strip().splitlines()[-15:])
                 raise BuildError(

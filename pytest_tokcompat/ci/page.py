@@ -16,15 +16,8 @@ from datetime import datetime, timezone
 from importlib import metadata
 from typing import Any
 
-from pytest_tokcompat.ci.grid import (
-    MARK_CHANGED,
-    MARK_DRIFT,
-    MARK_NOT_CHECKED,
-    MARK_UNEXPECTED,
-    Cell,
-    Grid,
-    _cell_text,
-)
+from pytest_tokcompat.ci.grid import MARK_CHANGED, MARK_DRIFT, MARK_NOT_CHECKED, MARK_UNEXPECTED, Cell, Grid
+from pytest_tokcompat.ci.markdown import cell_text
 
 MARK_MISSING = "—"
 TITLE = "tokcompat: tokenizer verdicts by transformers release"
@@ -173,7 +166,7 @@ def _cell_html(case: str, release: str, cell: Cell | None) -> str:
     listing = "".join(f"<dt>{_e(name)}</dt><dd>{_e(value)}</dd>" for name, value in rows)
     return (
         f'<td class="{classes}" {where} data-verdict="{_e(cell.verdict)}" style="background:{colour}" '
-        f'title="{_e(title)}"><details><summary>{_e(_cell_text(cell))}</summary>'
+        f'title="{_e(title)}"><details><summary>{_e(cell_text(cell))}</summary>'
         f'<div class="pop"><dl>{listing}</dl></div></details></td>'
     )
 

@@ -1,6 +1,6 @@
 """``tokcompat grid``: run the matrix under a set of transformers releases and print the grid.
 
-The command wires its flags and the settings into :class:`pytest_tokcompat.ci.gridrun.GridOptions`;
+The command wires its flags and the settings into :class:`pytest_tokcompat.ci.gridinput.GridOptions`;
 what the grid does with them is :mod:`pytest_tokcompat.ci.gridrun`'s.
 """
 
@@ -86,7 +86,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from pytest_tokcompat.ci.gridrun import GridOptions, run_command
+    from pytest_tokcompat.ci.gridinput import GridOptions
+    from pytest_tokcompat.ci.gridrun import run_command
 
     settings: Settings = args.settings
     options = GridOptions(

@@ -40,7 +40,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> ExitCode:
-    from pytest_tokcompat.ci.grid import load_reports, merge, render
+    from pytest_tokcompat.ci.grid import load_reports, merge
+    from pytest_tokcompat.ci.render import render
 
     args.reports = report_inputs(args)
     target = _output_target(args.output, args.reports) if args.output else None
@@ -100,7 +101,7 @@ def _output_target(given: str, inputs: list[str]) -> Path:
 def _write_beside(target: Path, chosen: str, grid: Any, inputs: list[str]) -> list[str]:
     """With --output FILE, the grid's other forms go beside it (grid.md -> grid.html, grid.json), as
     ``tokcompat grid`` writes them; a name that is one of the inputs is left alone and said so."""
-    from pytest_tokcompat.ci.grid import render
+    from pytest_tokcompat.ci.render import render
 
     lines: list[str] = []
     for form, suffix in FORMS.items():

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_tokcompat.ci.grid import merge, render_markdown
+from pytest_tokcompat.ci.grid import merge
 from pytest_tokcompat.ci.loaders import loader_text
+from pytest_tokcompat.ci.markdown import render_markdown
 from pytest_tokcompat.exitcodes import ExitCode
 from tests.helpers import reportdata
 from tests.unit.ci.test_client_loaders import CONFIG_ONLY, HOOK_CONFTEST, REPAIR, _loaders, _matrix, client  # noqa: F401 (fixtures)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tokcompat.ci import envcheck, gridrun, releases
+from pytest_tokcompat.ci import envcheck, gridrun, releases, toxrun
 from pytest_tokcompat.ci.install import own_wheel, uv_binary
 from tests.e2e.test_grid_e2e import environment, tokcompat
 from tests.helpers import toys
@@ -22,7 +22,7 @@ RELEASE = "5.10.4"
 
 
 def site_packages(env: Path) -> Path:
-    found = gridrun._site_packages(env)
+    found = toxrun._site_packages(env)
     assert found is not None, f"no site-packages in {env}"
     return found
 

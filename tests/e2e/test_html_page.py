@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_tokcompat.ci.grid import Grid, render_html
+from pytest_tokcompat.ci.grid import Grid
 from pytest_tokcompat.ci.page import COLOURS, MARKS
+from pytest_tokcompat.ci.render import render_html
 from tests.unit.ci.test_html_page import RELEASES, Page, _cells, _chromium, _png_size, grid  # noqa: F401 (fixtures)
 
 

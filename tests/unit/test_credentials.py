@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from pytest_tokcompat import credentials
-from pytest_tokcompat.ci.grid import load_reports, merge, render
+from pytest_tokcompat.ci.grid import load_reports, merge
 from pytest_tokcompat.ci.issues_text import issue_texts
+from pytest_tokcompat.ci.render import render
 from pytest_tokcompat.judge import child
 from pytest_tokcompat.judge.ladder import judge
 from tests.helpers import toys

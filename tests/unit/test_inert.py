@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from pytest_tokcompat.ci.grid import Grid, GridAlarm, render_markdown
+from pytest_tokcompat.ci.grid import Grid, GridAlarm
 from pytest_tokcompat.ci.issues_text import alarm_body, alarm_title
+from pytest_tokcompat.ci.markdown import render_markdown
 from pytest_tokcompat.ci.summary import summary_lines
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.contract import case_record

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from pytest_tokcompat.ci.grid import merge, render_html, render_markdown
+from pytest_tokcompat.ci.grid import merge
+from pytest_tokcompat.ci.markdown import render_markdown
+from pytest_tokcompat.ci.render import render_html
 from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.matrix.clients import ClientLoader, parse_loader_option

@@ -23,10 +23,9 @@ from pytest_tokcompat.ci.grid import (
     GridError,
     load_reports,
     merge,
-    render,
-    render_html,
-    render_markdown,
 )
+from pytest_tokcompat.ci.markdown import render_markdown
+from pytest_tokcompat.ci.render import render, render_html
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.contract import SCHEMA_VERSION
 from tests.helpers.reportdata import (

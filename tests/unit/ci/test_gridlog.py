@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_tokcompat.ci import gridlog, gridrun
+from pytest_tokcompat.ci import gridlog, gridrun, toxrun
 
 
 def test_a_full_log_rolls_over_and_old_runs_are_dropped(tmp_path: Path) -> None:
@@ -35,7 +35,7 @@ def test_every_tox_run_appends_to_a_rolled_over_log(tmp_path: Path, monkeypatch:
         def wait(self, timeout: float | None = None) -> int:
             return 0
 
-    monkeypatch.setattr(gridrun.subprocess, "Popen", FakeTox)
+    monkeypatch.setattr(toxrun.subprocess, "Popen", FakeTox)
     log = tmp_path / "logs" / "judge.log"
     log.parent.mkdir()
     for _ in range(8):

@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from pytest_tokcompat.ci import gridrun, releases, schedule
+from pytest_tokcompat.ci import cellcache, gridrun, releases, schedule, toxrun
+from pytest_tokcompat.ci.cellcache import Keys
 from pytest_tokcompat.ci.grid import load_reports, merge
-from pytest_tokcompat.ci.gridrun import EXTRAS, Keys
+from pytest_tokcompat.ci.gridrun import EXTRAS
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.contract import alias_record, case_record
 from pytest_tokcompat.matrix.loader import load_matrix
@@ -184,7 +185,7 @@ def test_a_key_changes_with_each_thing_that_determines_the_cell(tmp_path: Path) 
 def test_the_judges_version_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = user_matrix(tmp_path)
     key = keys_of(path).key("qwen3-0.6b", VERSIONS)
-    monkeypatch.setattr(gridrun, "judge_version", lambda: "0.1.0+other")
+    monkeypatch.setattr(cellcache, "judge_version", lambda: "0.1.0+other")
     assert keys_of(path).key("qwen3-0.6b", VERSIONS) != key
 
 
@@ -192,14 +193,14 @@ def test_the_judges_version_follows_the_judging_sources_not_the_ci_tools(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     copy = tmp_path / "pytest_tokcompat"
-    shutil.copytree(gridrun.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__", "bundled"))
-    monkeypatch.setattr(gridrun, "PACKAGE_DIR", copy)
-    before = gridrun.judge_version()
+    shutil.copytree(cellcache.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__", "bundled"))
+    monkeypatch.setattr(cellcache, "PACKAGE_DIR", copy)
+    before = cellcache.judge_version()
     assert before.startswith("0.1.0+")
     (copy / "ci" / "grid.py").write_text("# another grid\n")
-    assert gridrun.judge_version() == before
+    assert cellcache.judge_version() == before
     (copy / "judge" / "parity.py").write_text((copy / "judge" / "parity.py").read_text() + "\n# changed\n")
-    assert gridrun.judge_version() != before
+    assert cellcache.judge_version() != before
 
 
 def test_a_hub_entry_at_a_branch_is_never_reused(tmp_path: Path) -> None:
@@ -608,7 +609,7 @@ def test_run_tox_command_and_environment(tmp_path: Path, monkeypatch: pytest.Mon
         def wait(self, timeout: float | None = None) -> int:
             return self.returncode
 
-    monkeypatch.setattr(gridrun.subprocess, "Popen", Done)
+    monkeypatch.setattr(toxrun.subprocess, "Popen", Done)
     monkeypatch.setenv("TOX_WORK_DIR", "/elsewhere")
     monkeypatch.setenv("PYTHONPATH", "/a/checkout")
     monkeypatch.setenv("UV_INDEX_URL", "https://index.invalid/simple")

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from pytest_tokcompat.ci.grid import Grid, load_reports, merge, render_html
+from pytest_tokcompat.ci.grid import Grid, load_reports, merge
 from pytest_tokcompat.ci.page import COLOURS, MARKS
+from pytest_tokcompat.ci.render import render_html
 from pytest_tokcompat.cli import main
 from tests.helpers.paths import DATA
 from tests.helpers.reportdata import alias_record, case, not_checked, report, write

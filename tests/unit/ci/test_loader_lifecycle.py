@@ -238,8 +238,9 @@ def _loader_failed(record: dict[str, Any], alarm: dict[str, Any], result: dict[s
 def test_the_grid_raises_the_loaders_alarms_naming_loader_cases_and_releases(tmp_path: Path) -> None:
     import json
 
-    from pytest_tokcompat.ci.grid import merge, render_markdown
+    from pytest_tokcompat.ci.grid import merge
     from pytest_tokcompat.ci.issues_text import issue_texts
+    from pytest_tokcompat.ci.markdown import render_markdown
     from pytest_tokcompat.exitcodes import ExitCode
     from tests.helpers import reportdata
 
@@ -313,7 +314,8 @@ def test_the_grid_finds_a_shim_that_steps_aside_obsolete_from_the_release_plain_
     """aiperf's alias skips itself where transformers knows the type: no run of one release can tell."""
     import json
 
-    from pytest_tokcompat.ci.grid import Grid, merge, render_markdown
+    from pytest_tokcompat.ci.grid import Grid, merge
+    from pytest_tokcompat.ci.markdown import render_markdown
     from pytest_tokcompat.exitcodes import ExitCode
     from tests.helpers import reportdata
 

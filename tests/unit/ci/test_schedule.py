@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_tokcompat.ci import schedule
-from pytest_tokcompat.ci.gridrun import EXTRAS, plan_cells, shard_of
 from pytest_tokcompat.ci.releases import GridRelease
+from pytest_tokcompat.ci.shards import EXTRAS, plan_cells, shard_of
 from pytest_tokcompat.matrix.loader import bundled_dir, load_matrix
 from tests.helpers.paths import DATA
 

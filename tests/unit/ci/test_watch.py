@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from pytest_tokcompat import contract
-from pytest_tokcompat.ci.grid import load_reports, merge, render_markdown
+from pytest_tokcompat.ci.grid import load_reports, merge
 from pytest_tokcompat.ci.issues_text import issue_texts
+from pytest_tokcompat.ci.markdown import render_markdown
 from pytest_tokcompat.ci.watch import registry_events
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.judge.upstream import override_lists, registry_view

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from pytest_tokcompat.ci.grid import load_reports, merge, render_markdown
+from pytest_tokcompat.ci.grid import load_reports, merge
+from pytest_tokcompat.ci.markdown import render_markdown
 from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.judge.chat import reference_chat
 from pytest_tokcompat.judge.contract_truth import clean_up_tokenization, default_call_ids
