@@ -23,7 +23,7 @@ from typing import Any
 from pytest_tokcompat import environment
 
 EXTRA_NAMES_ENV = "TOKCOMPAT_CREDENTIAL_VARS"
-"""Further variable names to treat as credentials, comma-separated (``MY_REGISTRY_PASS,ROBOT_KEY``)."""
+"""Further variable names to treat as credentials, comma-separated (``DEPLOY_SEED,ROBOT_CODE``)."""
 MASK = "***"
 MIN_SECRET_LENGTH = 6
 """Shorter values are not masked: ``HF_HUB_DISABLE_IMPLICIT_TOKEN=1`` must not mask every digit 1."""
@@ -31,6 +31,8 @@ MIN_SECRET_LENGTH = 6
 _CREDENTIAL_WORD = re.compile(
     r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|API_?KEY|ACCESS_KEY|PRIVATE_KEY|SIGNING_KEY)(?:_|$)"
 )
+_CREDENTIAL_SUFFIX = re.compile(r"(?:^|_)(?:KEY|PAT|PASS)$")
+"""``OPENAI_KEY``, ``GH_PAT``, ``REGISTRY_PASS``: a key, personal access token or password by its last word."""
 _NOT_A_VALUE = re.compile(r"_(?:PATH|FILE|DIR|DIRECTORY)$")
 """A variable that names where a credential lives (``HF_TOKEN_PATH``) holds a path, not the secret."""
 
@@ -45,7 +47,8 @@ def is_credential_name(name: str, environ: Mapping[str, str] | None = None) -> b
     upper = name.upper()
     if upper in _extra_names(os.environ if environ is None else environ):
         return True
-    return bool(_CREDENTIAL_WORD.search(upper)) and not _NOT_A_VALUE.search(upper)
+    named = _CREDENTIAL_WORD.search(upper) or _CREDENTIAL_SUFFIX.search(upper)
+    return bool(named) and not _NOT_A_VALUE.search(upper)
 
 
 def without_credentials(environ: Mapping[str, str]) -> dict[str, str]:
