@@ -1,0 +1,145 @@
+"""Issue 21, second round: what the independent hostile set still broke.
+
+Each test pairs the attack with a control that shows the setup sees what it looks for.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import toys
+
+from pytest_tokcompat import credentials
+from pytest_tokcompat.errors import CheckpointError
+from pytest_tokcompat.judge.inputs import check_checkpoint_files
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.mark.parametrize("name", ["OPENAI_KEY", "DEEPSEEK_KEY", "GH_PAT", "PAT", "REGISTRY_PASS", "KEY"])
+def test_key_pat_and_pass_names_are_credentials(name: str) -> None:
+    environ = {name: "s3cr3t-value-0123456789", "HOSTILE_PLAIN": "plain-value-0123456789"}
+    assert credentials.is_credential_name(name, environ)
+    kept = credentials.without_credentials(environ)
+    assert name not in kept
+    assert kept["HOSTILE_PLAIN"] == "plain-value-0123456789"  # control: the channel keeps plain names
+    assert (
+        credentials.scrub("x s3cr3t-value-0123456789 y", credentials.credential_values(environ)) == "x *** y"
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "HF_HUB_DISABLE_TELEMETRY",
+        "HF_HUB_DISABLE_PROGRESS_BARS",
+        "SSH_KEY_PATH",
+        "GH_PAT_FILE",
+        "API_KEY_DIR",
+        "MONKEY",
+        "KEYBOARD",
+        "PATH",
+        "PATTERN",
+        "PASSTHROUGH",
+        "TOKCOMPAT_BYPASS",
+        "SORT_KEYS",
+    ],
+)
+def test_look_alike_names_are_not_credentials(name: str) -> None:
+    environ = {name: "not-a-secret-0123456789"}
+    assert not credentials.is_credential_name(name, environ)
+    assert credentials.scrub("not-a-secret-0123456789", credentials.credential_values(environ)) != "***"
+
+
+def test_short_flag_values_stay_unmasked() -> None:
+    """``HF_HUB_DISABLE_IMPLICIT_TOKEN=1`` names a token but holds a flag: the min length keeps "1" readable."""
+    environ = {"HF_HUB_DISABLE_IMPLICIT_TOKEN": "1", "GH_PAT": "ghp_0123456789abcdef"}
+    assert credentials.scrub("1 ghp_0123456789abcdef", credentials.credential_values(environ)) == "1 ***"
+
+
+ANSI_RAISER = """
+import sys
+print("\\x1b[2J\\x1b]0;pwned\\x07REMOTE-OUT")
+print("\\x1b[31mREMOTE-ERR\\x1b[0m", file=sys.stderr)
+raise RuntimeError("\\x1b[2JREMOTE-EXC @octocat #4242")
+"""
+
+
+def test_remote_exception_escapes_reach_the_terminal_escaped(pytester: pytest.Pytester) -> None:
+    root = pytester.path
+    toys.hostile_remote_toy(root / "ansi", ANSI_RAISER)
+    (root / "models.yaml").write_text(
+        "version: 1\ncases:\n  - {id: ansi, snapshot: ansi, expect: native, trust_remote_code: true}\n",
+        encoding="utf-8",
+    )
+    result = pytester.runpytest("--tokcompat", "--tokcompat-matrix=models.yaml", "-p", "no:randomly", "-rA")
+    said = result.stdout.str() + result.stderr.str()
+    assert "REMOTE-EXC" in said  # control: the remote exception reached the terminal
+    assert "\\x1b[2JREMOTE-EXC" in said  # shown escaped
+    assert "\x1b" not in said
+
+
+def _with_specials(folder: Path) -> Path:
+    """A FIFO ``added_tokens.json`` (a file slow tokenizers read, outside the named list) and a FIFO in
+    a subfolder (``additional_chat_templates/``, which transformers reads)."""
+    os.mkfifo(folder / "added_tokens.json")
+    (folder / "additional_chat_templates").mkdir()
+    os.mkfifo(folder / "additional_chat_templates" / "tool.jinja")
+    return folder
+
+
+def test_a_special_file_anywhere_in_the_folder_is_refused_without_blocking(tmp_path: Path) -> None:
+    folder = _with_specials(toys.native_toy(tmp_path / "fifo"))
+    with pytest.raises(CheckpointError, match=r"added_tokens\.json is a FIFO \(named pipe\)"):
+        check_checkpoint_files(folder, 512)
+    (folder / "added_tokens.json").unlink()
+    with pytest.raises(CheckpointError, match=r"tool\.jinja is a FIFO"):
+        check_checkpoint_files(folder, 512)
+
+
+def test_a_dangling_link_anywhere_in_the_folder_is_refused(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "dangling")
+    (folder / "added_tokens.json").symlink_to(tmp_path / "deleted-blob")
+    with pytest.raises(
+        CheckpointError, match=r"added_tokens\.json is a symlink to something that does not exist"
+    ):
+        check_checkpoint_files(folder, 512)
+
+
+def test_links_to_regular_files_and_folders_elsewhere_are_no_alarm(tmp_path: Path) -> None:
+    """Control: a hub cache snapshot is links out of the folder; extra files and subfolders are normal."""
+    folder = toys.native_toy(tmp_path / "linked")
+    blob = tmp_path / "blobs" / "0123abcd"
+    blob.parent.mkdir()
+    blob.write_text("{}", encoding="utf-8")
+    (folder / "added_tokens.json").symlink_to(blob)
+    (folder / "extras").mkdir()
+    (folder / "extras" / "notes.txt").write_text("x", encoding="utf-8")
+    (folder / "loop").symlink_to(folder)
+    check_checkpoint_files(folder, 512)
+
+
+def test_expect_broken_fails_on_a_special_file_the_named_list_misses(pytester: pytest.Pytester) -> None:
+    root = pytester.path
+    toys.broken_toy(root / "plain_broken")
+    _with_specials(toys.broken_toy(root / "fifo_broken"))
+    (root / "models.yaml").write_text(
+        "version: 1\ncases:\n"
+        "  - {id: plain_broken, snapshot: plain_broken, expect: broken}\n"
+        "  - {id: fifo_broken, snapshot: fifo_broken, expect: broken}\n",
+        encoding="utf-8",
+    )
+    result = pytester.runpytest(
+        "--tokcompat",
+        "--tokcompat-matrix=models.yaml",
+        "--tokcompat-load-timeout=30",
+        "-p",
+        "no:randomly",
+        "-rA",
+    )
+    said = result.stdout.str()
+    assert "PASSED models.yaml::plain_broken" in said  # control: the broken toy alone is broken
+    assert "FAILED models.yaml::fifo_broken" in said
+    assert "added_tokens.json is a FIFO" in said
