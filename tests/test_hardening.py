@@ -143,3 +143,63 @@ def test_expect_broken_fails_on_a_special_file_the_named_list_misses(pytester: p
     assert "PASSED models.yaml::plain_broken" in said  # control: the broken toy alone is broken
     assert "FAILED models.yaml::fifo_broken" in said
     assert "added_tokens.json is a FIFO" in said
+
+
+def test_withheld_removes_credentials_and_restores_them_whatever_happens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_TOKEN", "hf_withheldSecret0123")
+    monkeypatch.setenv("GH_PAT", "ghp_withheldSecret0123")
+    monkeypatch.setenv("HOSTILE_PLAIN", "plain")
+    monkeypatch.delenv("HF_TOKEN_PATH", raising=False)
+    token_path = constants.HF_TOKEN_PATH
+    with pytest.raises(RuntimeError), credentials.withheld():
+        with credentials.withheld():  # nested: the inner exit restores nothing yet
+            pass
+        assert "HF_TOKEN" not in os.environ and "GH_PAT" not in os.environ
+        assert os.environ["HOSTILE_PLAIN"] == "plain"  # control: plain variables stay
+        assert os.environ["HF_TOKEN_PATH"] == os.devnull == constants.HF_TOKEN_PATH
+        raise RuntimeError("the load failed")
+    assert os.environ["HF_TOKEN"] == "hf_withheldSecret0123"
+    assert os.environ["GH_PAT"] == "ghp_withheldSecret0123"
+    assert "HF_TOKEN_PATH" not in os.environ
+    assert token_path == constants.HF_TOKEN_PATH
+
+
+FIXTURE_SPY = """
+import os
+with open(os.environ["TOKCOMPAT_TEST_SPY"], "a", encoding="utf-8") as _spy:
+    _spy.write(f"{os.getpid()} {os.environ.get('HF_TOKEN')} {os.environ.get('HF_TOKEN_PATH')}\\n")
+"""
+
+
+def test_the_fixtures_reload_runs_remote_code_without_credentials(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = pytester.path
+    spy = root / "spy.txt"
+    monkeypatch.setenv("TOKCOMPAT_TEST_SPY", str(spy))
+    monkeypatch.setenv("HF_TOKEN", "hf_fixtureSecret0123456")
+    toys.hostile_remote_toy(root / "leak", FIXTURE_SPY)
+    (root / "models.yaml").write_text(
+        "version: 1\ncases:\n  - {id: leak, snapshot: leak, expect: auto_map, trust_remote_code: true}\n",
+        encoding="utf-8",
+    )
+    (root / "test_mine.py").write_text(
+        "import os\n\n\ndef test_it(tokcompat_case, tokcompat_tokenizer):\n"
+        "    with open(os.environ['TOKCOMPAT_TEST_SPY'], 'a', encoding='utf-8') as spy:\n"
+        "        spy.write(f\"test {os.getpid()} {os.environ.get('HF_TOKEN')}\\n\")\n",
+        encoding="utf-8",
+    )
+    result = pytester.runpytest_subprocess(
+        "--tokcompat", "--tokcompat-matrix=models.yaml", "-p", "no:randomly", "test_mine.py"
+    )
+    assert result.ret == 0
+    lines = spy.read_text(encoding="utf-8").splitlines()
+    test_pid = next(line.split()[1] for line in lines if line.startswith("test "))
+    in_test_process = [line for line in lines if line.split()[0] == test_pid]
+    assert in_test_process  # control: the remote code ran in the test process (the fixture's reload)
+    assert in_test_process == [f"{test_pid} None {os.devnull}"] * len(in_test_process)
+    assert f"test {test_pid} hf_fixtureSecret0123456" in lines  # restored for the test itself
