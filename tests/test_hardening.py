@@ -203,3 +203,26 @@ def test_the_fixtures_reload_runs_remote_code_without_credentials(
     assert in_test_process  # control: the remote code ran in the test process (the fixture's reload)
     assert in_test_process == [f"{test_pid} None {os.devnull}"] * len(in_test_process)
     assert f"test {test_pid} hf_fixtureSecret0123456" in lines  # restored for the test itself
+
+
+@pytest.mark.parametrize("name", ["config.json", "tokenizer_config.json"])
+def test_resolving_with_remote_code_opted_in_never_opens_a_fifo(tmp_path: Path, name: str) -> None:
+    """``check --trust-remote-code`` reads the auto_map before the judge's file check: it must not block."""
+    import threading
+
+    from pytest_tokcompat.sources.remote_code import refuse_cross_repo_code
+
+    folder = toys.native_toy(tmp_path / "fifo")
+    (folder / name).unlink()
+    os.mkfifo(folder / name)
+    done = threading.Event()
+    worker = threading.Thread(
+        target=lambda: (refuse_cross_repo_code(folder, "the test"), done.set()), daemon=True
+    )
+    worker.start()
+    if not done.wait(10):
+        with open(folder / name, "w", encoding="utf-8") as unblock:  # let the reader go, then fail
+            unblock.write("{}")
+        pytest.fail(f"reading {name} (a FIFO) blocked")
+    with pytest.raises(CheckpointError, match="is a FIFO"):  # control: the judge's check still refuses it
+        check_checkpoint_files(folder, 512)
