@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+import sys
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ from typing import Any
 from pytest_tokcompat import environment
 
 EXTRA_NAMES_ENV = "TOKCOMPAT_CREDENTIAL_VARS"
-"""Further variable names to treat as credentials, comma-separated (``MY_REGISTRY_PASS,ROBOT_KEY``)."""
+"""Further variable names to treat as credentials, comma-separated (``DEPLOY_SEED,ROBOT_CODE``)."""
 MASK = "***"
 MIN_SECRET_LENGTH = 6
 """Shorter values are not masked: ``HF_HUB_DISABLE_IMPLICIT_TOKEN=1`` must not mask every digit 1."""
@@ -31,6 +34,8 @@ MIN_SECRET_LENGTH = 6
 _CREDENTIAL_WORD = re.compile(
     r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|API_?KEY|ACCESS_KEY|PRIVATE_KEY|SIGNING_KEY)(?:_|$)"
 )
+_CREDENTIAL_SUFFIX = re.compile(r"(?:^|_)(?:KEY|PAT|PASS)$")
+"""``OPENAI_KEY``, ``GH_PAT``, ``REGISTRY_PASS``: a key, personal access token or password by its last word."""
 _NOT_A_VALUE = re.compile(r"_(?:PATH|FILE|DIR|DIRECTORY)$")
 """A variable that names where a credential lives (``HF_TOKEN_PATH``) holds a path, not the secret."""
 
@@ -45,7 +50,8 @@ def is_credential_name(name: str, environ: Mapping[str, str] | None = None) -> b
     upper = name.upper()
     if upper in _extra_names(os.environ if environ is None else environ):
         return True
-    return bool(_CREDENTIAL_WORD.search(upper)) and not _NOT_A_VALUE.search(upper)
+    named = _CREDENTIAL_WORD.search(upper) or _CREDENTIAL_SUFFIX.search(upper)
+    return bool(named) and not _NOT_A_VALUE.search(upper)
 
 
 def without_credentials(environ: Mapping[str, str]) -> dict[str, str]:
@@ -57,6 +63,65 @@ def without_credentials(environ: Mapping[str, str]) -> dict[str, str]:
     kept = {name: value for name, value in environ.items() if not is_credential_name(name, environ)}
     kept["HF_TOKEN_PATH"] = os.devnull
     return kept
+
+
+_WITHHELD_LOCK = threading.Lock()
+_withheld_depth = 0
+_withheld_saved: dict[str, str | None] = {}
+_TOKEN_PATH_CONSTANTS = ("HF_TOKEN_PATH", "HF_STORED_TOKENS_PATH")
+"""huggingface_hub reads the token file through these, computed at its import, not from the variable."""
+
+
+@contextmanager
+def withheld() -> Iterator[None]:
+    """This process without credentials while a checkpoint's code runs in it (the reload the fixtures
+    and ``load_tokenizer()`` do): credential variables out of ``os.environ``, ``HF_TOKEN_PATH`` and
+    huggingface_hub's token paths at ``os.devnull``; all restored on exit, whatever happens.
+
+    ``os.environ`` is the process's: other threads see it withheld meanwhile. Nested and concurrent
+    uses share one withholding (the first in saves, the last out restores). Not hidden: the process's
+    initial environment in ``/proc/self/environ``, and whatever code loaded here does later.
+    """
+    global _withheld_depth
+    with _WITHHELD_LOCK:
+        if _withheld_depth == 0:
+            _withhold()
+        _withheld_depth += 1
+    try:
+        yield
+    finally:
+        with _WITHHELD_LOCK:
+            _withheld_depth -= 1
+            if _withheld_depth == 0:
+                _restore()
+
+
+def _withhold() -> None:
+    names = [name for name in os.environ if is_credential_name(name)]
+    _withheld_saved.clear()
+    _withheld_saved.update({name: os.environ[name] for name in names})
+    _withheld_saved["HF_TOKEN_PATH"] = os.environ.get("HF_TOKEN_PATH")
+    for name in names:
+        del os.environ[name]
+    os.environ["HF_TOKEN_PATH"] = os.devnull
+    constants = sys.modules.get("huggingface_hub.constants")
+    for name in _TOKEN_PATH_CONSTANTS if constants is not None else ():
+        if hasattr(constants, name):
+            _withheld_saved[f"huggingface_hub.constants.{name}"] = getattr(constants, name)
+            setattr(constants, name, os.devnull)
+
+
+def _restore() -> None:
+    constants = sys.modules.get("huggingface_hub.constants")
+    for key, value in _withheld_saved.items():
+        if key.startswith("huggingface_hub.constants."):
+            if constants is not None:
+                setattr(constants, key.rsplit(".", 1)[1], value)
+        elif value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    _withheld_saved.clear()
 
 
 def _token_file(environ: Mapping[str, str]) -> Path:

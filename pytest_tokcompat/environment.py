@@ -116,7 +116,7 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "TOKCOMPAT_CREDENTIAL_VARS",
-        "further variable names to treat as credentials, comma-separated (`MY_REGISTRY_PASS,ROBOT_KEY`)",
+        "further variable names to treat as credentials, comma-separated (`DEPLOY_SEED,ROBOT_CODE`)",
     ),
     Variable(
         "TOKCOMPAT_GRID_PROGRESS",

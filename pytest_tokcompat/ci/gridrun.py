@@ -85,8 +85,8 @@ class GridRun:
         self.options = options
         to_err = err or (lambda line: print(line, file=sys.stderr, flush=True))
         # Printed lines carry case ids, messages and paths: control characters shown escaped.
-        self.out: Out = lambda text: out(terminal(text, newlines=True))
-        self.err: Out = lambda text: to_err(terminal(text, newlines=True))
+        self.out: Out = lambda text: out(terminal(scrub(text), newlines=True))
+        self.err: Out = lambda text: to_err(terminal(scrub(text), newlines=True))
         self.output = options.output.resolve()
         self.work = self.output / ".work"
         self.jobs = options.jobs or schedule.cores()

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from pytest_tokcompat.cli.options import add_matrix, add_pre, add_trust_remote_code, command_matrix
-from pytest_tokcompat.cli.output import progress
+from pytest_tokcompat.cli.output import progress, say
 from pytest_tokcompat.exitcodes import ExitCode
 
 
@@ -36,5 +36,5 @@ def run(args: argparse.Namespace) -> ExitCode:
         out=progress,
     )
     for result in results:
-        print(result.line())
+        say(result.line())
     return ExitCode.OK

@@ -16,5 +16,9 @@ def say(text: str, file: Any = None) -> None:
 
 
 def progress(line: str) -> None:
-    """A line of a long command's progress, flushed at once (a CI log shows it as it happens)."""
-    print(line, flush=True)
+    """A line of a long command's progress, flushed at once (a CI log shows it as it happens); escaped
+    and masked as ``say`` does (it names cases and quotes messages)."""
+    from pytest_tokcompat.credentials import scrub
+    from pytest_tokcompat.inert import terminal
+
+    print(terminal(scrub(line), newlines=True), flush=True)

@@ -36,6 +36,34 @@ def _kind(mode: int) -> str:
 def check_checkpoint_files(folder: Path, max_file_mb: float) -> None:
     """Refuse, before anything parses them, checkpoint files that are special files, dangling links,
     unreadable or over the size cap; files that are absent are left to the judgement."""
+    _check_named_files(folder, max_file_mb)
+    _check_every_entry(folder)
+
+
+def _check_every_entry(folder: Path) -> None:
+    """A special file or dangling link anywhere in the folder is refused too: a loader reads files by
+    names the checkpoint chooses (``vocab_file``, ``auto_map`` modules, chat templates), and opening a
+    FIFO blocks. Links to regular files elsewhere stay allowed: a hub cache snapshot is made of them."""
+    for here, dirs, files in os.walk(folder, onerror=None, followlinks=False):
+        for name in (*dirs, *files):
+            path = Path(here) / name
+            try:
+                mode = path.stat().st_mode
+            except FileNotFoundError:
+                raise CheckpointError(
+                    f"{path} is a symlink to something that does not exist (a deleted hub cache blob?); "
+                    "re-download the checkpoint or delete the link"
+                ) from None
+            except OSError as error:
+                raise CheckpointError(f"{path} cannot be read ({error.strerror}); re-download it") from None
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise CheckpointError(
+                    f"{path} is {_kind(mode)}, not a regular file: opening it could block the judge; "
+                    "remove it from the checkpoint folder"
+                )
+
+
+def _check_named_files(folder: Path, max_file_mb: float) -> None:
     for name in CHECKED_FILES:
         path = folder / name
         try:

@@ -14,6 +14,8 @@ from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import Any
 
+from pytest_tokcompat.credentials import withheld
+
 _DYNAMIC_MODULE_PREFIX = "transformers_modules"
 
 
@@ -46,12 +48,14 @@ def registry_fingerprint() -> list[tuple[int, tuple[Any, ...]]]:
 
 @contextmanager
 def isolated_transformers() -> Iterator[None]:
-    """Restore transformers' registries and dynamic modules to their state on entry."""
+    """Restore transformers' registries and dynamic modules to their state on entry; credentials are
+    withheld from the process meanwhile (``credentials.withheld``)."""
     registries = _registries()
     saved = [dict(mapping) for mapping in registries]
     modules_before = {n for n in sys.modules if n.startswith(_DYNAMIC_MODULE_PREFIX)}
     try:
-        yield
+        with withheld():  # a checkpoint's code may run here: no credentials while it does
+            yield
     finally:
         for mapping, contents in zip(registries, saved, strict=False):
             if dict(mapping) != contents:

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from pytest_tokcompat.contract import alias_record
+from pytest_tokcompat.credentials import scrub
+from pytest_tokcompat.inert import terminal
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.loader import Case
@@ -49,7 +51,8 @@ class _TokcompatItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, TokcompatFailure):
-            return str(excinfo.value)
+            # It quotes what a checkpoint's code raised or printed: no escape sequence reaches the terminal.
+            return terminal(scrub(str(excinfo.value)), newlines=True)
         return super().repr_failure(excinfo)
 
 

@@ -254,12 +254,12 @@ class TokcompatReporter:
 
         terminalreporter.section("tokcompat")
         for line in summary_lines(list(self.records.values())):
-            terminalreporter.write_line(scrub(line))
+            terminalreporter.write_line(terminal(scrub(line), newlines=True))
         if self.watch_problem is not None:
             problem = terminal(scrub(self.watch_problem))
             terminalreporter.write_line(f"upstream watch not recorded in the report: {problem}")
         for line in self.update_lines:
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(terminal(scrub(line), newlines=True))
         if self.written is None or self.target is None:
             return
         terminalreporter.write_line(f"report written to {self.written}")

@@ -7,6 +7,7 @@ that runs is the code someone reviewed.
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,11 @@ from pytest_tokcompat.errors import NotRunnable
 def _config_auto_maps(folder: Path) -> list[Any]:
     found: list[Any] = []
     for name, key in (("config.json", "AutoConfig"), ("tokenizer_config.json", "AutoTokenizer")):
-        try:
-            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        path = folder / name
+        try:  # a FIFO or device would block here: the judge refuses such files, with a reason
+            if not stat.S_ISREG(path.stat().st_mode):
+                continue
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         auto_map = data.get("auto_map") if isinstance(data, dict) else None

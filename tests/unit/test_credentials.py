@@ -71,10 +71,10 @@ def test_credential_names(name: str, credential: bool) -> None:
 
 
 def test_extra_credential_names_come_from_the_environment() -> None:
-    environ = {credentials.EXTRA_NAMES_ENV: "ROBOT_PASS, deploy_seed"}
-    assert credentials.is_credential_name("ROBOT_PASS", environ)
+    environ = {credentials.EXTRA_NAMES_ENV: "ROBOT_SEED, deploy_seed"}
+    assert credentials.is_credential_name("ROBOT_SEED", environ)
     assert credentials.is_credential_name("DEPLOY_SEED", environ)
-    assert not credentials.is_credential_name("ROBOT_PASS", {})
+    assert not credentials.is_credential_name("ROBOT_SEED", {})
 
 
 def test_the_childrens_environment_has_no_credentials_and_no_token_file() -> None:
