@@ -71,6 +71,7 @@ from pytest_tokcompat.ci.toxrun import (
 )
 from pytest_tokcompat.ci.toxrun import conflict_of, env_versions, read_from, resolver_conflicts, run_tox
 from pytest_tokcompat.contract import OUTPUT_GITIGNORE, make_output_folder, write_json_atomic
+from pytest_tokcompat.credentials import scrub
 from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.inert import terminal

@@ -9,11 +9,11 @@ import os
 from pathlib import Path
 
 import pytest
-import toys
 
 from pytest_tokcompat import credentials
 from pytest_tokcompat.errors import CheckpointError
 from pytest_tokcompat.judge.inputs import check_checkpoint_files
+from tests.helpers import toys
 
 pytest_plugins = ["pytester"]
 
