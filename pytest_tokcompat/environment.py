@@ -3,8 +3,8 @@
 pytest-timeout gives each of its settings a flag, an ini key and an environment
 variable, and says so in one table; here too. A reader finds in :data:`VARIABLES`
 what the environment can change, the documentation's table is generated from it,
-and the self-tests clear exactly these names, so a caller's environment never
-changes a test's result. The modules that need a value ask :func:`read`; none
+and the self-tests clear every ``TOKCOMPAT_*`` name, so a caller's environment
+never changes a test's result. The modules that need a value ask :func:`read`; none
 calls ``os.environ`` for a ``TOKCOMPAT_*`` name itself.
 """
 
@@ -159,9 +159,3 @@ def read(name: str, environ: Mapping[str, str] | None = None) -> str | None:
         raise KeyError(f"{name} is not declared in pytest_tokcompat.environment.VARIABLES")
     value = (os.environ if environ is None else environ).get(name, "").strip()
     return value or None
-
-
-def ours(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Every ``TOKCOMPAT_*`` variable set in ``environ`` (declared or not), for the self-tests to clear."""
-    source = os.environ if environ is None else environ
-    return {name: value for name, value in source.items() if name.startswith(PREFIX)}

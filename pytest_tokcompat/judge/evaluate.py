@@ -330,11 +330,6 @@ def run_case(
     )
 
 
-def resolve_folder(case: Case) -> Path:
-    """The local checkpoint folder of a case, as the matrix runs it."""
-    return resolve(case).folder
-
-
 def _model_type(checkpoint: Checkpoint) -> str | None:
     try:
         value = read_json_object(checkpoint.folder / "config.json").get("model_type")
