@@ -24,6 +24,7 @@ from pytest_tokcompat.judge.judgement import BROKEN, REMEDIES, Judgement
 from pytest_tokcompat.judge.verdicts import default_cache
 from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping
 from pytest_tokcompat.matrix.loader import bundled_matrix
+from pytest_tokcompat.settings import judge_settings_from_environment
 from pytest_tokcompat.sources.resolve import Checkpoint, Source
 
 HUB, FOLDER, SNAPSHOT, FALLBACK = Source.HUB, Source.FOLDER, Source.SNAPSHOT, Source.FALLBACK
@@ -143,6 +144,7 @@ def load_tokenizer(
         alias if isinstance(alias, Alias) else alias_from_mapping(alias, "load_tokenizer(aliases=...)")
         for alias in aliases
     ]
+    settings = judge_settings_from_environment()  # once per call: the limits, isolation and caches
     evaluation = evaluate(
         name_or_path,
         matrix=matrix or bundled_matrix(),
@@ -151,8 +153,9 @@ def load_tokenizer(
         texts=texts,
         aliases=declared,
         keep_tokenizer=True,
-        verdicts=default_cache() if cache else None,
+        verdicts=default_cache(settings) if cache else None,
         allow_unpinned_remote_code=allow_unpinned_remote_code,
+        settings=settings,
     )
     loaded = loaded_from(evaluation, name_or_path)
     _require_clean(loaded, name_or_path, strict, tuple(require))

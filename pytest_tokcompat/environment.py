@@ -56,7 +56,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "TOKCOMPAT_LOAD_TIMEOUT",
         "time limit of one tokenizer load in seconds, `0` for none (`--tokcompat-load-timeout` and the ini "
-        "key `tokcompat_load_timeout` say the same; the flag wins, then this variable, then the ini key)",
+        "key `tokcompat_load_timeout` say the same; the flag wins, then this variable, then `[tool.tokcompat] load_timeout`, then the ini key)",
         "300",
     ),
     Variable(
@@ -67,13 +67,14 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "TOKCOMPAT_MAX_MEMORY_MB",
         "address space one attempt's process may map (`RLIMIT_AS`); `0` for no cap "
-        "(`--tokcompat-max-memory-mb`, ini `tokcompat_max_memory_mb`)",
+        "(`--tokcompat-max-memory-mb`, `[tool.tokcompat] max_memory_mb`, ini `tokcompat_max_memory_mb`)",
         "8192",
     ),
     Variable(
         "TOKCOMPAT_ISOLATION",
         "`inprocess` judges in the calling process, for benchmarks and debuggers only: no isolation holds then "
-        "([isolation](../explanation/isolation.md)); `spawn` starts a fresh interpreter per attempt",
+        "([isolation](../explanation/isolation.md)); `spawn` starts a fresh interpreter per attempt "
+        "(a [setting](settings.md): `--tokcompat-isolation`, `[tool.tokcompat] isolation`, ini `tokcompat_isolation`)",
         "a child process per attempt, forked from a clean server",
     ),
     Variable(
@@ -84,24 +85,28 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "TOKCOMPAT_VERDICT_CACHE",
-        "the verdict cache's folder; `off` or `0` switches it off",
+        "the verdict cache's folder; `off` or `0` switches it off (a [setting](settings.md): `--tokcompat-verdict-cache`, "
+        "`[tool.tokcompat] verdict_cache`, ini `tokcompat_verdict_cache`)",
         "`$TOKCOMPAT_CACHE/verdicts`, else `$XDG_CACHE_HOME/pytest-tokcompat/verdicts`",
     ),
     Variable(
         "TOKCOMPAT_VERDICT_CACHE_MAX_MB",
-        "the verdict cache is pruned to this size after each write, least recently used first",
+        "the verdict cache is pruned to this size after each write, least recently used first (a "
+        "[setting](settings.md))",
         "256",
     ),
     Variable(
         "TOKCOMPAT_TRUTH_CACHE",
         "the truth cache's folder (each checkpoint's probes and ground truth, by its files' content, the "
         "`tokenizers` version and the judge's; shared by every grid environment, rerun and run on the machine); "
-        "`off` or `0` switches it off; wins over the ini key `tokcompat_truth_cache`",
+        "`off` or `0` switches it off (a [setting](settings.md): `--tokcompat-truth-cache`, `[tool.tokcompat] "
+        "truth_cache`, ini `tokcompat_truth_cache`)",
         "`$TOKCOMPAT_CACHE/truth`, else `$XDG_CACHE_HOME/pytest-tokcompat/truth`",
     ),
     Variable(
         "TOKCOMPAT_TRUTH_CACHE_MAX_MB",
-        "the truth cache is pruned to this size after each write, least recently used first",
+        "the truth cache is pruned to this size after each write, least recently used first (a "
+        "[setting](settings.md))",
         "256",
     ),
     Variable(

@@ -242,6 +242,23 @@ def environment_reference() -> str:
     return "\n".join(rows)
 
 
+def settings_reference() -> str:
+    """Every judge setting with its flag, ini key, ``[tool.tokcompat]`` key and variable, from its one
+    declaration (``pytest_tokcompat/settings.py``)."""
+    from pytest_tokcompat.settings import SETTINGS
+
+    rows = [
+        "| setting | flag | ini key | `[tool.tokcompat]` | variable | default | meaning |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for setting in SETTINGS:
+        rows.append(
+            f"| {setting.key} | `{setting.flag} {setting.metavar}` | `{setting.ini}` | `{setting.key}` | "
+            f"`{setting.variable}` | {_cell(setting.described_default())} | {_cell(setting.help)} |"
+        )
+    return "\n".join(rows)
+
+
 def workflow_inputs() -> str:
     """The reusable workflow's ``workflow_call`` inputs."""
     workflow = yaml.safe_load((ROOT / ".github/workflows/tokcompat-grid.yml").read_text(encoding="utf-8"))
@@ -321,6 +338,7 @@ def api_reference(package: ModuleType | None = None) -> str:
 
 GENERATORS: dict[str, Callable[[], str]] = {
     "environment": environment_reference,
+    "settings": settings_reference,
     "cli": cli_reference,
     "pytest-options": pytest_reference,
     "hooks": hooks_reference,

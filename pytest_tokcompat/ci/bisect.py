@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -150,6 +150,9 @@ class Target:
     """The caller's opt-in (``tokcompat bisect --trust-remote-code``), never the matrix entry's."""
     expectations: tuple[Expectation, ...] = ()
     """A case's ``expect`` ranges: where bare ``bisect CASE`` looks for the changes."""
+    settings: tuple[str, ...] = ()
+    """The judge's settings given to ``tokcompat bisect`` (``--tokcompat-load-timeout=60``), passed on as
+    the child's flags (``pytest_tokcompat.settings.passed_on_flags``)."""
 
 
 def resolve_target(case_or_path: str, matrix: Path, *, trust_remote_code: bool = False) -> Target:
@@ -266,6 +269,7 @@ class UvVerdict:
                 command += ["--revision", self.target.revision]
             if self.target.trust_remote_code:
                 command.append("--trust-remote-code")
+            command += self.target.settings
             try:
                 done = subprocess.run(
                     command, capture_output=True, text=True, timeout=CHECK_TIMEOUT, check=False
@@ -318,13 +322,17 @@ def run(
     pre: bool = False,
     trust_remote_code: bool = False,
     out: Callable[[str], None] = print,
+    settings: Sequence[str] = (),
 ) -> list[BisectResult]:
     """The ``tokcompat bisect`` command, less its exit status; ``matrix`` is where case ids are looked up.
-    A case with neither --from nor --to is bisected around each change its ``expect`` ranges name."""
+    A case with neither --from nor --to is bisected around each change its ``expect`` ranges name;
+    ``settings`` are the judge's flags every child ``tokcompat check`` gets."""
     from pytest_tokcompat.ci import releases as releases_module
 
     low, high = _version(start, "--from"), _version(end, "--to")
-    target = resolve_target(case_or_path, matrix, trust_remote_code=trust_remote_code)
+    target = replace(
+        resolve_target(case_or_path, matrix, trust_remote_code=trust_remote_code), settings=tuple(settings)
+    )
     try:
         found = releases_module.discover_releases(pre=pre or bool(low and low.is_prerelease))
     except ReleaseError as error:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from pytest_tokcompat.ci.releases import UPSTREAM_ENV
 from pytest_tokcompat.errors import TokcompatError
 from pytest_tokcompat.inert import config_problem
 from pytest_tokcompat.matrix.loader import Matrix
+from pytest_tokcompat.settings import JudgeSettings
 
 DEFAULT_SPEC = "minors,pre"
 MIN_FLOOR = Version("4.45")
@@ -190,3 +191,5 @@ class GridOptions:
     update_expectations: bool = False
     """``--update-expectations``: the runs measure (``--tokcompat-measure``), the end writes the matrix."""
     allow_weaker: bool = False
+    settings: JudgeSettings = field(default_factory=JudgeSettings)
+    """The judge's settings the grid was given (flags, variables, ``[tool.tokcompat]``): each run gets them."""

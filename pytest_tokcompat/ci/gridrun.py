@@ -200,6 +200,7 @@ class GridRun:
             self.options.loaders,
             tuple(self.loader_kwargs),
             self.options.update_expectations,
+            self.options.settings,
         )
         clients = {"with": list(with_requirements), "loaders": list(self.options.loaders)}
         if self.loader_kwargs:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pytest_tokcompat import environment
 from pytest_tokcompat.errors import BuildError
+from pytest_tokcompat.settings import TRUTH_CACHE, JudgeSettings, value_text
 
 DISTRIBUTION = "pytest-tokcompat"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -39,16 +40,18 @@ def cache_home() -> Path:
     return Path(base) / "pytest-tokcompat"
 
 
-TRUTH_CACHE_VAR = "TOKCOMPAT_TRUTH_CACHE"
+TRUTH_CACHE_VAR = TRUTH_CACHE.variable
 """The judge's on-disk truth cache (reference parse, probes, ground truth), keyed by what determines it."""
 
 
-def truth_cache() -> Path:
-    """The one truth cache every throwaway environment shares: $TOKCOMPAT_TRUTH_CACHE where the user set
-    it, else ``truth`` in :func:`cache_home`. The truth depends on the checkpoint's files, the tokenizers
-    version and the judge, never on transformers, so it is computed once per tokenizers version."""
-    explicit = environment.read(TRUTH_CACHE_VAR)
-    return Path(explicit) if explicit else cache_home() / "truth"
+def truth_cache(settings: JudgeSettings) -> str:
+    """The one truth cache every throwaway environment shares: the ``truth_cache`` setting where the user
+    gave one (a folder, or ``off``), else ``truth`` in :func:`cache_home`. The truth depends on the
+    checkpoint's files, the tokenizers version and the judge, never on transformers, so it is computed once
+    per tokenizers version."""
+    if TRUTH_CACHE.key in settings.origin:
+        return value_text(settings, TRUTH_CACHE)
+    return str(cache_home() / "truth")
 
 
 def _files_under(root: Path, prefix: str) -> Iterator[tuple[str, Path]]:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pytest_tokcompat.cli.options import add_matrix, add_pre, add_trust_remote_code, command_matrix
+from pytest_tokcompat.cli.options import (
+    add_judge_settings,
+    add_matrix,
+    add_pre,
+    add_trust_remote_code,
+    command_matrix,
+)
 from pytest_tokcompat.cli.output import progress, say
 from pytest_tokcompat.exitcodes import ExitCode
 
@@ -19,11 +25,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_pre(bisect, "include pre-releases in the range")
     bisect.add_argument("--cache", default=None, metavar="DIR", help="where the throwaway environments go")
     add_trust_remote_code(bisect, "allow the checkpoint's own code to run in each check")
+    add_judge_settings(bisect)
     bisect.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> ExitCode:
     from pytest_tokcompat.ci.bisect import run as bisect
+    from pytest_tokcompat.settings import passed_on_flags
 
     results = bisect(
         args.target,
@@ -34,6 +42,7 @@ def run(args: argparse.Namespace) -> ExitCode:
         cache=Path(args.cache) if args.cache else None,
         trust_remote_code=args.trust_remote_code,
         out=progress,
+        settings=passed_on_flags(args.settings.judge),
     )
     for result in results:
         say(result.line())

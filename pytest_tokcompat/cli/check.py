@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_tokcompat.cli.options import (
     MATRIX_DEFAULT,
     add_json,
+    add_judge_settings,
     add_matrix,
     add_trust_remote_code,
     command_matrix,
@@ -50,6 +51,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     check.add_argument("--text", action="append", help="an extra probe text (repeatable)")
     add_json(check, "print the JSON record")
     add_matrix(check, f"the matrix to look names up in (default: {MATRIX_DEFAULT})")
+    add_judge_settings(check)
     check.set_defaults(handler=run)
 
 
@@ -96,6 +98,7 @@ def _judge_and_print(args: argparse.Namespace) -> ExitCode:
         texts=args.text or (),
         expect=args.expect,
         allow_unpinned_remote_code=getattr(args, "allow_unpinned_remote_code", False),
+        settings=args.settings.judge,
     )
     code = check_exit_status(evaluation)
     unpinned = evaluation.checkpoint.unpinned_branch if evaluation.checkpoint is not None else None

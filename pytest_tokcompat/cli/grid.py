@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from pytest_tokcompat.cli.options import add_matrix
+from pytest_tokcompat.cli.options import add_judge_settings, add_matrix
 from pytest_tokcompat.cli.output import progress
 from pytest_tokcompat.exitcodes import ExitCode
 
@@ -82,6 +82,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="with --update-expectations: also write a clean remedy that became broken (refused otherwise, exit 1)",
     )
+    add_judge_settings(grid)
     grid.set_defaults(handler=run)
 
 
@@ -102,5 +103,6 @@ def run(args: argparse.Namespace) -> ExitCode:
         loader_kwargs=tuple(args.loader_kwargs or ()),
         update_expectations=args.update_expectations,
         allow_weaker=args.allow_weaker,
+        settings=settings.judge,
     )
     return ExitCode(run_command(options, out=progress, plan_only=args.plan))

@@ -20,7 +20,6 @@ from pytest_tokcompat.judge.judgement import (
     OK,
     TIMEOUT,
     Attempt,
-    Limits,
     truth_from,
     view_from,
 )
@@ -30,6 +29,7 @@ from pytest_tokcompat.judge.parity import MATCH, NOT_CHECKED, Parity, Truth, che
 from pytest_tokcompat.judge.static import StaticView
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.model import AttemptStatus
+from pytest_tokcompat.settings import JudgeSettings
 
 
 def _encode_all(tokenizer: Any, texts: list[str]) -> None:
@@ -52,10 +52,7 @@ def make_job(folder: Path, remedy: str | None, alias: Alias | None, found: Found
     import os
     import sys
 
-    from pytest_tokcompat.judge.child import max_memory_mb
-
-    limits: Limits = given.pop("limits")
-    memory = max_memory_mb() if limits.max_memory_mb is None else (limits.max_memory_mb or None)
+    settings: JudgeSettings = given.pop("settings")
     return Job(
         folder=str(folder),
         remedy=remedy,
@@ -67,7 +64,8 @@ def make_job(folder: Path, remedy: str | None, alias: Alias | None, found: Found
         environ=without_credentials(os.environ),
         cwd=os.getcwd(),
         sys_path=[str(p) for p in sys.path],
-        max_memory_mb=memory,
+        max_memory_mb=settings.limits.max_memory_mb or None,
+        isolation=settings.isolation,
         **given,
     )
 

@@ -1,7 +1,6 @@
 """The run cache of the judgement in progress, as the lower modules of the judge see it.
 
-A leaf: the reference parser (``parity``) and the truth cache (``truthcache``) ask it for what a
-run shares; the run's ``cache.JudgeCache`` (which holds judgements, so imports their type) sets it."""
+A leaf: the reference parser (``parity``) asks it for what a run shares; the run's ``cache.JudgeCache`` (which holds judgements, so imports their type) sets it."""
 
 from __future__ import annotations
 
@@ -16,9 +15,6 @@ ReferenceKey = tuple[Any, ...]
 
 class RunCache(Protocol):
     """What a run shares with the judge's lower modules."""
-
-    truth_cache: str | None
-    """The run's truth cache folder (or ``off``) where its configuration names one (``truthcache.py``)."""
 
     def reference(self, key: ReferenceKey, parse: Callable[[], Any]) -> Any:
         """The reference tokenizer for ``key``, parsed once."""

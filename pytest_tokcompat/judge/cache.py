@@ -37,9 +37,7 @@ def registry_key(registry: dict[str, Alias] | None) -> tuple[Alias, ...]:
 class JudgeCache:
     """Judgements by (case id, folder, alias registry) and the last parsed reference tokenizer, for one run."""
 
-    def __init__(self, truth_cache: str | None = None) -> None:
-        self.truth_cache = truth_cache
-        """The run's truth cache folder (or ``off``) where its configuration names one (``truthcache.py``)."""
+    def __init__(self) -> None:
         self._judgements: dict[JudgementKey, Judgement] = {}
         self._reference: tuple[ReferenceKey, Any] | None = None
 

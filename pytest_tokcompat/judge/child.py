@@ -7,14 +7,14 @@ start threads or flood the output. So the parent runs no attempt itself: a small
 child per attempt, which costs milliseconds instead of an import. The child sends typed
 messages back as JSON frames over a pipe (never pickle: nothing the child sends can run code
 in the parent), and what its tokenizer answered, never a verdict (``observed.py``); the parent enforces a hard time limit per phase (SIGTERM to the child's process
-group, SIGKILL after a grace), a memory cap (``RLIMIT_AS`` in the child, ``TOKCOMPAT_MAX_MEMORY_MB``)
+group, SIGKILL after a grace), a memory cap (``RLIMIT_AS`` in the child, the ``max_memory_mb`` setting)
 and keeps the last 4 KB of the child's stdout and stderr.
 
 Process isolation, not a sandbox: the code still runs as the user, with the user's files.
 Where ``os.fork`` does not exist (Windows) each attempt is a fresh ``spawn`` process, which pays
 the imports every time and captures output only at the Python level.
-``TOKCOMPAT_ISOLATION=inprocess`` runs attempts in the calling process, for benchmarks and
-debuggers only: then nothing above holds.
+The ``isolation`` setting ``inprocess`` (``TOKCOMPAT_ISOLATION=inprocess``), carried by each job, runs
+attempts in the calling process, for benchmarks and debuggers only: then nothing above holds.
 
 This module is the parent's side; the server itself is ``forkserver``, the frames ``wire``, the
 fallbacks ``spawned``.
@@ -36,7 +36,6 @@ import threading
 import time
 from typing import Any
 
-from pytest_tokcompat import environment
 from pytest_tokcompat.credentials import credential_values, scrub, scrub_data, without_credentials
 from pytest_tokcompat.judge import reaper
 from pytest_tokcompat.judge.frames import Binding
@@ -54,13 +53,10 @@ from pytest_tokcompat.judge.wire import (
     take,
 )
 from pytest_tokcompat.judge.wire import encode_frame as encode_frame
-from pytest_tokcompat.limits import MAX_MEMORY_MB
+from pytest_tokcompat.settings import ISOLATION
 
-ISOLATION_ENV = "TOKCOMPAT_ISOLATION"
+ISOLATION_ENV = ISOLATION.variable
 """process (the default where os.fork exists), spawn (the default elsewhere), or inprocess."""
-MEMORY_ENV = MAX_MEMORY_MB.variable
-DEFAULT_MAX_MEMORY_MB = MAX_MEMORY_MB.default
-"""Address space one attempt may map (RLIMIT_AS); 0 turns the cap off."""
 SERVER_START_SECONDS = 300.0
 SERVER_REPLY_SECONDS = 5.0
 """How long the fork server may take to answer (a pid, an exit status) before it counts as dead; never
@@ -70,22 +66,10 @@ CONTAINMENT = reaper.NAMESPACE
 falls back to a subreaper), or ``reaper.SUBREAPER`` (the fallback, forced: for tests)."""
 
 
-def isolation_mode() -> str:
-    """How attempts run here: ``process`` (fork server), ``spawn`` or ``inprocess``."""
-    mode = (environment.read(ISOLATION_ENV) or "").lower()
-    if mode in ("process", "spawn", "inprocess"):
-        return "spawn" if mode == "process" and not hasattr(os, "fork") else mode
-    return "process" if hasattr(os, "fork") else "spawn"
-
-
-def max_memory_mb() -> float | None:
-    """The memory cap of one attempt in MB, from TOKCOMPAT_MAX_MEMORY_MB (0: none)."""
-    raw = environment.read(MEMORY_ENV)
-    try:
-        value = float(raw) if raw else DEFAULT_MAX_MEMORY_MB
-    except ValueError:
-        value = DEFAULT_MAX_MEMORY_MB
-    return value if value > 0 and value == value else None
+def isolation_mode(setting: str = "process") -> str:
+    """How attempts run here under the ``isolation`` setting: ``process`` (fork server; ``spawn`` where
+    there is no ``os.fork``), ``spawn`` or ``inprocess``."""
+    return "spawn" if setting == "process" and not hasattr(os, "fork") else setting
 
 
 _BOOT = (
@@ -243,8 +227,9 @@ class _Target:
 
 
 def run(job: Any, timeout: float | None) -> ChildRun:
-    """Run ``job`` in a child and collect what it says; ``timeout`` applies to each phase anew."""
-    mode = isolation_mode()
+    """Run ``job`` in a child and collect what it says; ``timeout`` applies to each phase anew, and the
+    job's ``isolation`` (the setting, resolved by the front-end) says how the child runs."""
+    mode = isolation_mode(job.isolation)
     if mode == "inprocess":
         return _scrubbed(run_in_process(job, timeout))
     if mode == "spawn":

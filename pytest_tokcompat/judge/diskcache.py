@@ -1,10 +1,10 @@
-"""What the judge's caches on disk share: where they live, how big they may grow, how an entry is written.
+"""What the judge's caches on disk share: how an entry is written, how the cache is kept to its size.
 
 The verdict cache (``verdicts.py``) and the truth cache (``truthcache.py``) follow one set of rules:
-a folder named by its own variable (``off`` or ``0`` switches the cache off), else a subfolder of
-``$TOKCOMPAT_CACHE``, else of the user's XDG cache; entries written to a temp file and renamed
-into place, so that a reader (another xdist worker, another grid environment) sees a whole entry
-or none; and pruned to a size, least recently used first, after each write.
+their folder and size are settings (``pytest_tokcompat.settings``: a folder, ``off``, else a subfolder
+of ``$TOKCOMPAT_CACHE`` or the user's XDG cache), resolved by the front-end; entries written to a temp
+file and renamed into place, so that a reader (another xdist worker, another grid environment) sees a
+whole entry or none; and pruned to a size, least recently used first, after each write.
 """
 
 from __future__ import annotations
@@ -15,41 +15,12 @@ from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
-from pytest_tokcompat import environment
-from pytest_tokcompat.sources.snapshots import sha256_of, user_cache_home
+from pytest_tokcompat.sources.snapshots import sha256_of
 
-OFF = frozenset({"0", "off", "false", "no", "none"})
-"""Values of a cache's variable that switch it off."""
 WEIGHT_SUFFIXES = frozenset(
     {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".onnx", ".h5", ".msgpack", ".npz"}
 )
 """Files no tokenizer load reads (a full model folder holds gigabytes of them): not hashed."""
-
-
-def cache_folder(variable: str, name: str, configured: str | None = None) -> Path | None:
-    """``$variable`` (a folder, or off), else ``configured`` (the same, from a config file), else
-    ``$TOKCOMPAT_CACHE/name``, else ``$XDG_CACHE_HOME/pytest-tokcompat/name``; None: switched off."""
-    value = environment.read(variable) or (configured or "").strip()
-    if value.lower() in OFF:
-        return None
-    if value:
-        return Path(os.path.expanduser(value))
-    snapshots = environment.read("TOKCOMPAT_CACHE")
-    if snapshots:
-        return Path(os.path.expanduser(snapshots)) / name
-    return user_cache_home() / name
-
-
-def max_bytes(variable: str, default_mb: float) -> int:
-    """The size a cache is pruned to, from ``$variable`` in MB (a bad, negative or NaN value: the default)."""
-    raw = environment.read(variable) or ""
-    try:
-        megabytes = float(raw) if raw else default_mb
-    except ValueError:
-        megabytes = default_mb
-    if not megabytes >= 0:  # NaN or negative
-        megabytes = default_mb
-    return int(megabytes * 1024 * 1024)
 
 
 def write_atomically(path: Path, data: bytes) -> None:

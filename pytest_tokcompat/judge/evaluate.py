@@ -24,7 +24,7 @@ from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, findings_alarm, l
 from pytest_tokcompat.judge.cache import JudgeCache
 from pytest_tokcompat.judge.describe import describe_attempts
 from pytest_tokcompat.judge.evaluation import Evaluation, Failure
-from pytest_tokcompat.judge.judgement import DEFAULT_LIMITS, Attempt, Judgement, Limits
+from pytest_tokcompat.judge.judgement import Attempt, Judgement, Limits
 from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.loading import transformers_version
 from pytest_tokcompat.judge.static import read_json_object
@@ -33,6 +33,7 @@ from pytest_tokcompat.matrix.aliases import Alias, effective_registry
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case, load_matrix
 from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AliasState, AttemptStatus, CaseStatus, Verdict
+from pytest_tokcompat.settings import JudgeSettings
 from pytest_tokcompat.sources.names import load_target
 from pytest_tokcompat.sources.resolve import Checkpoint, identify, resolve
 
@@ -54,12 +55,13 @@ def evaluate(
     record: bool = False,
     keep_tokenizer: bool = False,
     registry: dict[str, Alias] | None = None,
-    limits: Limits = DEFAULT_LIMITS,
+    limits: Limits | None = None,
     loaders: Sequence[ClientLoader] = (),
     cache: JudgeCache | None = None,
     aliases: Sequence[Alias] = (),
     verdicts: VerdictCache | None = None,
     allow_unpinned_remote_code: bool = False,
+    settings: JudgeSettings | None = None,
 ) -> Evaluation:
     """Resolve ``target`` (see :func:`~pytest_tokcompat.sources.resolve.resolve`) and judge it.
 
@@ -127,6 +129,7 @@ def evaluate(
             loaders=loaders,
             cache=cache,
             verdicts=verdicts,
+            settings=settings,
         )
     except CheckpointError as error:
         # Files the judge cannot read (size cap, corrupt, unreadable): not checked, never broken, never passed.
@@ -214,16 +217,17 @@ def _judge(
     registry: dict[str, Alias] | None = None,
     record: bool = False,
     keep_tokenizer: bool = False,
-    limits: Limits = DEFAULT_LIMITS,
+    limits: Limits | None = None,
     loaders: Sequence[ClientLoader] = (),
     cache: JudgeCache | None = None,
     verdicts: VerdictCache | None = None,
+    settings: JudgeSettings | None = None,
 ) -> Judgement:
     """The ladder with the checkpoint's opt-in, texts and golden ids; remembered in the run's ``cache``
     and, where given, in the verdict cache on disk (``verdicts``)."""
     case = checkpoint.case
     if verdicts is not None and not record and not loaders:
-        return _judge_with_verdicts(checkpoint, verdicts, registry, keep_tokenizer, limits)
+        return _judge_with_verdicts(checkpoint, verdicts, registry, keep_tokenizer, limits, settings)
     if cache is not None and case is not None and not record and not keep_tokenizer:
         known = cache.judgement(case.id, checkpoint.folder, registry)
         if known is not None and [result.loader for result in known.loaders] == list(loaders):
@@ -237,6 +241,7 @@ def _judge(
             acknowledged=case.acknowledged_for(transformers_version()) if case is not None else None,
             record_as=case.id if (record and case is not None) else None,
             loaders=loaders,
+            settings=settings,
         )
     if cache is not None and case is not None:
         cache.remember(case.id, checkpoint.folder, judgement, registry)  # keyed by the registry it ran under
@@ -247,11 +252,12 @@ def _ladder_for(
     checkpoint: Checkpoint,
     registry: dict[str, Alias] | None,
     keep_tokenizer: bool,
-    limits: Limits,
+    limits: Limits | None,
     *,
     acknowledged: dict[str, str] | None,
     record_as: str | None = None,
     loaders: Sequence[ClientLoader] = (),
+    settings: JudgeSettings | None = None,
 ) -> Judgement:
     """The ladder on a checkpoint with what the resolver attached (opt-in, texts, golden ids)."""
     return judge(
@@ -266,6 +272,7 @@ def _ladder_for(
         loaders=loaders,
         acknowledged=acknowledged,
         target=load_target(checkpoint),
+        settings=settings,
     )
 
 
@@ -274,7 +281,8 @@ def _judge_with_verdicts(
     verdicts: VerdictCache,
     registry: dict[str, Alias] | None,
     keep_tokenizer: bool,
-    limits: Limits,
+    limits: Limits | None,
+    settings: JudgeSettings | None,
 ) -> Judgement:
     """A verdict kept on disk by an earlier process, loaded here; else judged, and kept for the next."""
     from pytest_tokcompat.judge.inprocess import import_in_background, load_here
@@ -295,7 +303,9 @@ def _judge_with_verdicts(
         if keep_tokenizer:
             judgement.tokenizer = load_here(checkpoint.folder, judgement, aliases, ids_only=True)
         return judgement
-    judgement = _ladder_for(checkpoint, aliases, keep_tokenizer, limits, acknowledged=acknowledged)
+    judgement = _ladder_for(
+        checkpoint, aliases, keep_tokenizer, limits, acknowledged=acknowledged, settings=settings
+    )
     if keep_tokenizer and judgement.tokenizer is None:
         # what this process found (it does not load, or loads otherwise here) is not the verdict
         judgement.verdict_cache = {"state": "not-stored", "path": None}
@@ -314,9 +324,10 @@ def run_case(
     record: bool = False,
     keep_tokenizer: bool = False,
     registry: dict[str, Alias] | None = None,
-    limits: Limits = DEFAULT_LIMITS,
+    limits: Limits | None = None,
     loaders: Sequence[ClientLoader] = (),
     cache: JudgeCache | None = None,
+    settings: JudgeSettings | None = None,
 ) -> Evaluation:
     """A matrix case, as the matrix runs it (its snapshot or hub repo, its opt-in), with the client loaders."""
     return evaluate(
@@ -327,6 +338,7 @@ def run_case(
         limits=limits,
         loaders=loaders,
         cache=cache,
+        settings=settings,
     )
 
 
@@ -369,8 +381,9 @@ def run_alias(
     alias: Alias,
     cases: list[Case],
     registry: dict[str, Alias] | None = None,
-    limits: Limits = DEFAULT_LIMITS,
+    limits: Limits | None = None,
     cache: JudgeCache | None = None,
+    settings: JudgeSettings | None = None,
 ) -> AliasOutcome:
     """Judge an alias's lifecycle on the cases of its model_type."""
     relevant: list[Checkpoint] = []
@@ -390,7 +403,11 @@ def run_alias(
         try:
             known = cache.judgement(case_id, checkpoint.folder, registry) if cache is not None else None
             judgements.append(
-                (case_id, known or _judge(checkpoint, registry=registry, limits=limits, cache=cache))
+                (
+                    case_id,
+                    known
+                    or _judge(checkpoint, registry=registry, limits=limits, cache=cache, settings=settings),
+                )
             )
         except CheckpointError:
             continue

@@ -61,6 +61,8 @@ class Job:
     """Repairs to apply on top of ``remedy`` (their names join the attempt's: ``native+declared_special_tokens``)."""
     acknowledged: dict[str, str] = field(default_factory=dict)
     """The contract dimensions the matrix entry acknowledges for this release, with the reason."""
+    isolation: str = "process"
+    """How the parent runs the attempt (the ``isolation`` setting): process, spawn or inprocess."""
 
 
 def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) -> None:

@@ -13,21 +13,15 @@ from pytest_tokcompat.judge.contract_truth import ContractTruth
 from pytest_tokcompat.judge.observed import Replay
 from pytest_tokcompat.judge.parity import Parity, Truth
 from pytest_tokcompat.judge.static import StaticView
-from pytest_tokcompat.limits import LOAD_TIMEOUT, MAX_FILE_MB
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Remedy, Verdict
+from pytest_tokcompat.settings import Limits as Limits
 from pytest_tokcompat.sources.names import LoadTarget
 
 REMEDIES = tuple(Remedy)
 
 
 BROKEN, UNCHECKED = Verdict.BROKEN, Verdict.NOT_CHECKED
-
-
-DEFAULT_LOAD_TIMEOUT = LOAD_TIMEOUT.default
-
-
-DEFAULT_MAX_FILE_MB = MAX_FILE_MB.default
 
 
 OK, SKIPPED, TIMEOUT, CRASHED = (
@@ -41,17 +35,8 @@ OK, SKIPPED, TIMEOUT, CRASHED = (
 LOAD_ERROR, ENCODE_ERROR, DRIFT = AttemptStatus.LOAD_ERROR, AttemptStatus.ENCODE_ERROR, AttemptStatus.DRIFT
 
 
-@dataclass(frozen=True)
-class Limits:
-    """How long one load may take, how large a tokenizer file and one attempt's memory may be."""
-
-    load_timeout: float | None = DEFAULT_LOAD_TIMEOUT
-    max_file_mb: float = DEFAULT_MAX_FILE_MB
-    max_memory_mb: float | None = None
-    """Address space of one attempt's process; None: TOKCOMPAT_MAX_MEMORY_MB or 8192; 0: no cap."""
-
-
 DEFAULT_LIMITS = Limits()
+"""The declared defaults (``pytest_tokcompat.settings``); a front-end's come with its settings."""
 
 
 @dataclass

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ from pytest_tokcompat.judge.static import StaticView
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Dimension, Repair
+from pytest_tokcompat.settings import JudgeSettings, judge_settings_from_environment
 from pytest_tokcompat.sources.names import LoadTarget
 
 __all__ = ["DEFAULT_LIMITS", "Judgement", "Limits", "judge", "transformers_version"]
@@ -93,10 +95,11 @@ def judge(
     registry: dict[str, Alias] | None = None,
     record_as: str | None = None,
     keep_tokenizer: bool = False,
-    limits: Limits = DEFAULT_LIMITS,
+    limits: Limits | None = None,
     loaders: Sequence[ClientLoader] = (),
     acknowledged: dict[str, str] | None = None,
     target: LoadTarget | None = None,
+    settings: JudgeSettings | None = None,
 ) -> Judgement:
     """Run the ladder on one checkpoint folder under the installed transformers.
 
@@ -110,7 +113,9 @@ def judge(
     loader) is then called in a child process of its own and checked against the same truth: its
     result is recorded beside the verdict and never changes it. ``acknowledged`` maps the contract
     dimensions the matrix entry acknowledges for this release to the reason (their drift is reported,
-    not failed). Raises CheckpointError where the checkpoint's files cannot be read.
+    not failed). ``settings`` are the front-end's (its limits, isolation and caches; a caller without a
+    front-end gets the variables' and the defaults); ``limits``, where given, replace theirs. Raises
+    CheckpointError where the checkpoint's files cannot be read.
     """
     from pytest_tokcompat.judge import child, golden, truthcache
     from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
@@ -118,11 +123,15 @@ def judge(
     if keep_tokenizer:
         import_in_background()
     registry = dict(REGISTRY if registry is None else registry)
+    settings = settings if settings is not None else judge_settings_from_environment()
+    if limits is not None:
+        settings = replace(settings, limits=limits)
+    limits = settings.limits
     check_checkpoint_files(folder, limits.max_file_mb)  # special files, dangling links: never opened
     refusal = golden.write_refusal(golden_path) if record_as is not None and golden_path is not None else None
     record = record_as is not None and golden_path is not None and refusal is None
     found = Found()
-    truths = None if record else truthcache.lookup(folder, list(extra_texts), golden_path)
+    truths = None if record else truthcache.lookup(folder, list(extra_texts), golden_path, settings)
     if truths is not None and truths.hit is not None:  # computed by an earlier run: no child reads it again
         found.texts, found.truth = truths.hit.texts, truths.hit.truth
         found.truth.acknowledged = dict(acknowledged or {})
@@ -133,7 +142,7 @@ def judge(
         "extra_texts": list(extra_texts),
         "golden_path": str(golden_path) if golden_path else None,
         "record": record,
-        "limits": limits,
+        "settings": settings,
         "acknowledged": dict(acknowledged or {}),
         "target": target,
     }

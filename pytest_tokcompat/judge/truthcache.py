@@ -13,10 +13,10 @@ on read, an entry whose header is not its key's, whose body is cut short or whos
 discarded with a one-line note in the log, and the truth is computed again. What the cache
 promises, and what it cannot against code running as the user: docs/explanation/isolation.md.
 
-Where: ``$TOKCOMPAT_TRUTH_CACHE`` (a folder; ``off`` or ``0`` switches it off), else the ini key
-``tokcompat_truth_cache``, else ``$TOKCOMPAT_CACHE/truth``, else
-``$XDG_CACHE_HOME/pytest-tokcompat/truth``; pruned to ``$TOKCOMPAT_TRUTH_CACHE_MAX_MB`` (default
-256 MB), least recently used first.
+Where, and how large: the ``truth_cache`` and ``truth_cache_max_mb`` settings the front-end resolved
+(``pytest_tokcompat.settings``: the flag, ``$TOKCOMPAT_TRUTH_CACHE``, ``[tool.tokcompat]``, the ini key;
+by default ``$TOKCOMPAT_CACHE/truth``, else ``$XDG_CACHE_HOME/pytest-tokcompat/truth``, 256 MB), least
+recently used first.
 """
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ from typing import Any
 from pytest_tokcompat.contract import judge_identity
 from pytest_tokcompat.judge import diskcache
 from pytest_tokcompat.judge.parity import Truth
+from pytest_tokcompat.settings import TRUTH_CACHE, TRUTH_CACHE_MAX_MB, JudgeSettings
 from pytest_tokcompat.sources.snapshots import sha256_of
 
-CACHE_ENV = "TOKCOMPAT_TRUTH_CACHE"
-MAX_MB_ENV = "TOKCOMPAT_TRUTH_CACHE_MAX_MB"
-DEFAULT_MAX_MB = 256.0
+CACHE_ENV = TRUTH_CACHE.variable
+MAX_MB_ENV = TRUTH_CACHE_MAX_MB.variable
+DEFAULT_BYTES = JudgeSettings().truth_cache_bytes
 FORMAT = 1
 """The entry's layout; an entry of another format is discarded and rewritten."""
 TRUTH_VERSION = 1
@@ -103,9 +104,9 @@ def storable(truth: Truth | None, truth_error: str | None) -> bool:
 class TruthCache:
     """Truths by key: ``<root>/<key[:2]>/<key>.truth``, at most ``max_bytes`` of them."""
 
-    def __init__(self, root: Path, max_size: int | None = None) -> None:
+    def __init__(self, root: Path, max_size: int = DEFAULT_BYTES) -> None:
         self.root = root
-        self.max_bytes = diskcache.max_bytes(MAX_MB_ENV, DEFAULT_MAX_MB) if max_size is None else max_size
+        self.max_bytes = max_size
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.truth"
@@ -173,10 +174,10 @@ def _verified(data: bytes, key: str) -> CachedTruth:
     return CachedTruth(texts, truth)
 
 
-def default_cache(configured: str | None = None) -> TruthCache | None:
-    """The cache at its usual place (``configured``: the ini key's folder), or None where it is off."""
-    root = diskcache.cache_folder(CACHE_ENV, "truth", configured)
-    return TruthCache(root) if root is not None else None
+def default_cache(settings: JudgeSettings) -> TruthCache | None:
+    """The cache the settings name (its folder and size), or None where they switch it off."""
+    root = settings.truth_cache
+    return TruthCache(root, settings.truth_cache_bytes) if root is not None else None
 
 
 @dataclass
@@ -195,13 +196,12 @@ class Lookup:
         return self.cache.put(self.key, self.fields, texts, truth)
 
 
-def lookup(folder: Path, extra_texts: list[str], golden_path: Path | None) -> Lookup | None:
-    """The truth cache's entry for the checkpoint in ``folder``; None where the cache is off (the
-    environment, or the run's ini key) or the files cannot be hashed."""
-    from pytest_tokcompat.judge.active import active_cache
-
-    active = active_cache()
-    cache = default_cache(active.truth_cache if active is not None else None)
+def lookup(
+    folder: Path, extra_texts: list[str], golden_path: Path | None, settings: JudgeSettings
+) -> Lookup | None:
+    """The truth cache's entry for the checkpoint in ``folder``; None where the settings switch the cache
+    off or the files cannot be hashed."""
+    cache = default_cache(settings)
     if cache is None:
         return None
     try:

@@ -135,6 +135,8 @@ class WatchJob:
     cwd: str = field(default_factory=os.getcwd)
     sys_path: list[str] = field(default_factory=lambda: [str(p) for p in sys.path])
     max_memory_mb: float | None = None
+    isolation: str = "process"
+    """How the parent runs the read (the ``isolation`` setting)."""
 
     def execute(self, emit: Callable[[dict[str, Any]], None], *, contain: bool) -> None:
         """In the child: the registry view as one message (or the error that kept it from being read)."""
@@ -153,12 +155,15 @@ def read_upstream(
     watch: Iterable[str] = (),
     checkpoints: Mapping[str, str | None] | None = None,
     timeout: float | None = 120.0,
+    isolation: str = "process",
 ) -> dict[str, Any]:
     """The report's ``registry`` object, read in a child process; WatchUnreadable saying why where it could
     not be read (the caller leaves the watch out of the report rather than lose the report)."""
     from pytest_tokcompat.judge import child
 
-    job = WatchJob(list(case_model_types), dict(registry), list(watch), dict(checkpoints or {}))
+    job = WatchJob(
+        list(case_model_types), dict(registry), list(watch), dict(checkpoints or {}), isolation=isolation
+    )
     run = child.run(job, timeout)
     for message in run.messages:
         if message.get("kind") == "registry" and isinstance(message.get("registry"), dict):

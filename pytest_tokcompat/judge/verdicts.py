@@ -10,12 +10,12 @@ caller's process and checked against the stored ground truth, so a client's monk
 shows. An entry is written to a temp file and renamed into place; one that cannot be read, or
 that another format or key wrote, is ignored and rewritten, never trusted.
 
-Where: ``$TOKCOMPAT_VERDICT_CACHE`` (a folder; ``off`` or ``0`` switches the cache off), else
-``$TOKCOMPAT_CACHE/verdicts``, else ``$XDG_CACHE_HOME/pytest-tokcompat/verdicts`` (by default
-``~/.cache/pytest-tokcompat/verdicts``).
+Where: the ``verdict_cache`` setting the front-end resolved (``pytest_tokcompat.settings``: the flag,
+``$TOKCOMPAT_VERDICT_CACHE``, ``[tool.tokcompat]``, the ini key; ``off`` or ``0`` switches the cache off),
+by default ``$TOKCOMPAT_CACHE/verdicts``, else ``$XDG_CACHE_HOME/pytest-tokcompat/verdicts``.
 
 How big: every new transformers release or judge version makes new keys, so the old entries would
-pile up for ever. After each write the cache is pruned to ``$TOKCOMPAT_VERDICT_CACHE_MAX_MB``
+pile up for ever. After each write the cache is pruned to the ``verdict_cache_max_mb`` setting
 (default 256 MB), least recently used first: a hit touches its entry.
 """
 
@@ -32,23 +32,17 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.contract import judge_identity, probe_set_identity
-from pytest_tokcompat.judge.diskcache import (
-    cache_folder,
-    folder_digests,
-    max_bytes,
-    prune,
-    versions_of,
-    write_atomically,
-)
+from pytest_tokcompat.judge.diskcache import folder_digests, prune, versions_of, write_atomically
 from pytest_tokcompat.judge.judgement import REMEDIES, Judgement, truth_from
 from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.settings import VERDICT_CACHE, VERDICT_CACHE_MAX_MB, JudgeSettings
 from pytest_tokcompat.sources.names import load_name
 from pytest_tokcompat.sources.resolve import Checkpoint
 from pytest_tokcompat.sources.snapshots import sha256_of
 
-CACHE_ENV = "TOKCOMPAT_VERDICT_CACHE"
-MAX_MB_ENV = "TOKCOMPAT_VERDICT_CACHE_MAX_MB"
-DEFAULT_MAX_MB = 256.0
+CACHE_ENV = VERDICT_CACHE.variable
+MAX_MB_ENV = VERDICT_CACHE_MAX_MB.variable
+DEFAULT_BYTES = JudgeSettings().verdict_cache_bytes
 FORMAT = 1
 """The entry format; an entry of another format is ignored and rewritten."""
 LIBRARIES = (
@@ -62,11 +56,6 @@ LIBRARIES = (
     "mistral_common",
 )
 """What a tokenizer load can depend on: a change of any of them may change the verdict."""
-
-
-def verdict_cache_dir() -> Path | None:
-    """Where verdicts are kept now, or None where ``$TOKCOMPAT_VERDICT_CACHE`` switches the cache off."""
-    return cache_folder(CACHE_ENV, "verdicts")
 
 
 def checkpoint_digests(checkpoint: Checkpoint) -> dict[str, str]:
@@ -124,17 +113,12 @@ class Cached:
     path: Path
 
 
-def max_cache_bytes() -> int:
-    """The size the cache is pruned to, from ``$TOKCOMPAT_VERDICT_CACHE_MAX_MB`` (a bad value: the default)."""
-    return max_bytes(MAX_MB_ENV, DEFAULT_MAX_MB)
-
-
 class VerdictCache:
     """Verdicts by key: ``<root>/<key[:2]>/<key>.json``, at most ``max_bytes`` of them."""
 
-    def __init__(self, root: Path, max_bytes: int | None = None) -> None:
+    def __init__(self, root: Path, max_bytes: int = DEFAULT_BYTES) -> None:
         self.root = root
-        self.max_bytes = max_cache_bytes() if max_bytes is None else max_bytes
+        self.max_bytes = max_bytes
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -203,7 +187,7 @@ def storable(judgement: Judgement) -> bool:
     )
 
 
-def default_cache() -> VerdictCache | None:
-    """The cache at its usual place, or None where the environment switches it off."""
-    root = verdict_cache_dir()
-    return VerdictCache(root) if root is not None else None
+def default_cache(settings: JudgeSettings) -> VerdictCache | None:
+    """The cache the settings name (its folder and size), or None where they switch it off."""
+    root = settings.verdict_cache
+    return VerdictCache(root, settings.verdict_cache_bytes) if root is not None else None

@@ -22,6 +22,8 @@ from typing import Any
 from pytest_tokcompat import environment
 from pytest_tokcompat.errors import ConfigError
 from pytest_tokcompat.matrix.loader import bundled_matrix, default_matrix, find_rootdir
+from pytest_tokcompat.settings import BY_KEY as JUDGE_KEYS
+from pytest_tokcompat.settings import JudgeSettings, resolve_judge_settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,7 +41,9 @@ PATH_KEYS = {
 }
 TEXT_KEYS = {"releases": "tokcompat grid's release spec (e.g. 'minors,pre')"}
 LIST_KEYS = {"loaders": "client loaders judged beside the verdict, [NAME=]MODULE:CALLABLE[:ATTR] each"}
-KEYS = {**PATH_KEYS, **TEXT_KEYS, **LIST_KEYS}
+KEYS = {**PATH_KEYS, **TEXT_KEYS, **LIST_KEYS, **{key: s.help for key, s in JUDGE_KEYS.items()}}
+"""Every key ``[tool.tokcompat]`` accepts: the front-ends' own, and each judge setting's
+(``pytest_tokcompat.settings``: ``load_timeout = 60``, ``truth_cache = "off"``)."""
 ENV_VARS = {
     "matrix": "TOKCOMPAT_MATRIX",
     "report": "TOKCOMPAT_REPORT",
@@ -73,6 +77,8 @@ class Settings:
     releases: str | None
     loaders: tuple[str, ...]
     origin: Mapping[str, str]
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
+    """The judge's limits, isolation and caches (``pytest_tokcompat.settings``), resolved by the same rule."""
 
 
 def _table(path: Path) -> dict[str, Any] | None:
@@ -98,7 +104,10 @@ def _checked(path: Path, table: dict[str, Any]) -> dict[str, Any]:
             raise ConfigError(
                 f"{path}: [{TABLE}] has an unknown key {key!r}; use one of {', '.join(sorted(KEYS))}"
             )
-        if key in LIST_KEYS:
+        if key in JUDGE_KEYS and JUDGE_KEYS[key].kind == "number":
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise ConfigError(f"{path}: [{TABLE}] {key} must be a number, e.g. {key} = 60")
+        elif key in LIST_KEYS:
             if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
                 raise ConfigError(
                     f'{path}: [{TABLE}] {key} must be a list of strings, e.g. {key} = ["mypkg.tok:load"]'
@@ -140,7 +149,8 @@ def resolve_settings(
 ) -> Settings:
     """The settings of one front-end: ``flags`` (the command line, relative to ``cwd``), the environment,
     ``[tool.tokcompat]`` (relative to its pyproject.toml), ``ini`` (pytest's, relative to ``ini_root``),
-    then the defaults. A falsy value counts as not given."""
+    then the defaults. A falsy value counts as not given. The judge's settings (``JUDGE_KEYS``) follow the
+    same order; a value of theirs that cannot be used is a SettingError (a ConfigError) naming its source."""
     here = Path(os.path.abspath(Path.cwd() if cwd is None else cwd))
     environ = os.environ if environ is None else environ
     flags, ini = flags or {}, ini or {}
@@ -174,6 +184,13 @@ def resolve_settings(
     output = path_of("output") or Path(os.path.abspath(here / DEFAULT_OUTPUT))
     releases = pick("releases")
     loaders = pick("loaders")
+    judge = resolve_judge_settings(
+        flags=flags,
+        environ=environ,
+        table=(f"{project.path} [{TABLE}]", project.values, project.folder or here),
+        ini=("ini", ini, Path(ini_root) if ini_root is not None else rootdir),
+        cwd=here,
+    )
     return Settings(
         rootdir=rootdir,
         config=project.path,
@@ -182,5 +199,6 @@ def resolve_settings(
         output=output,
         releases=str(releases[0]) if releases else None,
         loaders=tuple(loaders[0]) if loaders else (),
-        origin=origin,
+        origin={**origin, **judge.origin},
+        judge=judge,
     )

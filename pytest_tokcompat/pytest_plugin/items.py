@@ -67,7 +67,7 @@ class CaseItem(_TokcompatItem):
             self.case,
             record=run.record,
             registry=run.registry,
-            limits=run.limits,
+            settings=run.settings,
             loaders=run.loaders,
             cache=run.judges,
         )
@@ -93,7 +93,7 @@ class AliasItem(_TokcompatItem):
     def runtest(self) -> None:
         run = self.run
         outcome = run_alias(
-            self.alias, run.matrix.cases, registry=run.registry, limits=run.limits, cache=run.judges
+            self.alias, run.matrix.cases, registry=run.registry, settings=run.settings, cache=run.judges
         )
         self._record(
             alias_record(

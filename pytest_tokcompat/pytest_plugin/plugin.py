@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_tokcompat.limits import SETTINGS
 from pytest_tokcompat.pytest_plugin.keys import RECORD_KEY, REPORT_ATTRIBUTE
+from pytest_tokcompat.settings import SETTINGS
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -59,16 +59,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="fail, rather than skip, cases whose hub files cannot be had",
     )
-    for limit in SETTINGS:  # flag, ini key and $TOKCOMPAT_<KEY> for each (pytest_tokcompat/limits.py)
+    for (
+        setting
+    ) in SETTINGS:  # the judge's settings: flag, ini key, $TOKCOMPAT_<KEY> (pytest_tokcompat/settings.py)
         group.addoption(
-            limit.flag,
-            metavar=limit.unit.upper(),
-            type=limit.parse,
-            default=None,
-            help=f"{limit.help} (default: ${limit.variable}, ini {limit.ini}, else {limit.default:g})",
+            setting.flag,
+            **setting.option(),
+            help=f"{setting.help} (else ${setting.variable}, [tool.tokcompat] {setting.key}, ini "
+            f"{setting.ini}; default {setting.described_default()})",
         )
         parser.addini(
-            limit.ini, f"{limit.help} (the flag {limit.flag} and ${limit.variable} win)", default=""
+            setting.ini,
+            f"{setting.help} (the flag {setting.flag}, ${setting.variable} and [tool.tokcompat] {setting.key} win)",
+            default="",
         )
     group.addoption(
         "--tokcompat-loader",
@@ -109,12 +112,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(refused otherwise, exit 1)",
     )
     parser.addini("tokcompat_matrix", "the matrix YAML used by --tokcompat", default="")
-    parser.addini(
-        "tokcompat_truth_cache",
-        "folder of the truth cache (probes and ground truth by checkpoint and tokenizers version), or off; "
-        "$TOKCOMPAT_TRUTH_CACHE wins (default: $TOKCOMPAT_CACHE/truth, else the XDG cache)",
-        default="",
-    )
     parser.addini(
         "tokcompat_loaders",
         "client loaders judged beside the verdict, one [NAME=]MODULE:CALLABLE[:ATTR] a line",

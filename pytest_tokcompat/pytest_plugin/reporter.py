@@ -188,6 +188,7 @@ class TokcompatReporter:
                 self.run.registry,
                 self.run.matrix.watch,
                 checkpoints={r["repo"]: r.get("model_type") for r in cases if isinstance(r.get("repo"), str)},
+                isolation=self.run.settings.isolation,
             )
         except WatchUnreadable as error:  # a transformers whose registries look like nothing known
             self.watch_problem = str(error)

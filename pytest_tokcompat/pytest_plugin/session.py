@@ -18,7 +18,6 @@ import pytest
 
 from pytest_tokcompat.errors import ConfigError, MatrixError
 from pytest_tokcompat.judge.cache import JudgeCache
-from pytest_tokcompat.limits import LOAD_TIMEOUT, SETTINGS, LimitError, or_none, resolve
 from pytest_tokcompat.matrix.clients import (
     SPEC_FORM,
     ClientLoader,
@@ -30,6 +29,7 @@ from pytest_tokcompat.matrix.clients import (
 from pytest_tokcompat.matrix.loader import Case, Matrix, load_matrix
 from pytest_tokcompat.matrix.settings import Settings, resolve_settings
 from pytest_tokcompat.pytest_plugin.hookcalls import results_by_plugin
+from pytest_tokcompat.settings import SETTINGS, JudgeSettings
 
 if TYPE_CHECKING:
     from pytest_tokcompat.judge.judgement import Judgement, Limits
@@ -54,15 +54,17 @@ def run_settings(config: pytest.Config) -> Settings:
                 flags={
                     "matrix": config.getoption("tokcompat_matrix"),
                     "report": config.getoption("tokcompat_report"),
+                    **{setting.key: config.getoption(setting.dest) for setting in SETTINGS},
                 },
                 ini={
                     "matrix": config.getini("tokcompat_matrix"),
                     "loaders": config.getini("tokcompat_loaders"),
+                    **{setting.key: config.getini(setting.ini) for setting in SETTINGS},
                 },
                 ini_root=Path(config.rootpath),
             )
         except ConfigError as error:
-            raise pytest.UsageError(f"tokcompat: {error}") from None
+            raise pytest.UsageError(f"pytest-tokcompat: {error}") from None
         config.stash[SETTINGS_KEY] = settings
     return settings
 
@@ -127,19 +129,6 @@ def loaders_from(config: pytest.Config, matrix: Matrix) -> list[ClientLoader]:
         raise pytest.UsageError(f"tokcompat: {error}") from None
 
 
-def truth_cache_setting(config: pytest.Config) -> str | None:
-    """The ini key ``tokcompat_truth_cache``: a folder (relative to the ini file) or ``off``; None: unset."""
-    from pytest_tokcompat.judge.diskcache import OFF
-
-    value = str(config.getini("tokcompat_truth_cache") or "").strip()
-    if not value or value.lower() in OFF:
-        return value or None
-    path = Path(value).expanduser()
-    if not path.is_absolute() and config.inipath is not None:
-        path = config.inipath.parent / path
-    return str(path)
-
-
 def is_controller(config: pytest.Config) -> bool:
     """Not an xdist worker: the process that owns the session's report."""
     return not hasattr(config, "workerinput")
@@ -157,11 +146,12 @@ class TokcompatRun:
         """--tokcompat-update-expectations: entries without expect run too, and the end writes them."""
         self.record = bool(config.getoption("tokcompat_record"))
         self.require_hub = bool(config.getoption("tokcompat_require_hub"))
-        self.judges = JudgeCache(truth_cache=truth_cache_setting(config))
+        self.settings: JudgeSettings = run_settings(config).judge
+        """The judge's limits, isolation and caches for every item, fixture and attempt of the run."""
+        self.judges = JudgeCache()
         self._matrix: Matrix | None = None
         self._loaders: list[ClientLoader] | None = None
         self._registry: dict[str, Alias] | None = None
-        self._limits: Limits | None = None
         self._tokenizers: OrderedDict[str, Any] = OrderedDict()
         self._nodeid_files: dict[str, bool] = {}
 
@@ -193,16 +183,7 @@ class TokcompatRun:
 
     @property
     def limits(self) -> Limits:
-        from pytest_tokcompat.judge.judgement import Limits
-
-        if self._limits is None:
-            values = run_limits(self.config)
-            self._limits = Limits(
-                load_timeout=or_none(LOAD_TIMEOUT, values["load_timeout"]),
-                max_file_mb=values["max_file_mb"],
-                max_memory_mb=values["max_memory_mb"],  # 0: no cap (Limits' own meaning)
-            )
-        return self._limits
+        return self.settings.limits
 
     @property
     def inside_rootdir(self) -> bool:
@@ -277,7 +258,7 @@ class TokcompatRun:
         # need no loaders judged.
         loaders = self.loaders if self.enabled else []
         outcome = run_case(
-            case, limits=self.limits, loaders=loaders, cache=self.judges, registry=self.registry
+            case, settings=self.settings, loaders=loaders, cache=self.judges, registry=self.registry
         )
         if outcome.status == NOT_CHECKED:
             pytest.skip(f"not checked: {outcome.message}")
@@ -336,25 +317,12 @@ def run_of(config: pytest.Config) -> TokcompatRun:
     return run
 
 
-def run_limits(config: pytest.Config) -> dict[str, float]:
-    """Each limit of ``pytest_tokcompat.limits``: the flag, then its variable, then its ini key, then the default."""
-    values: dict[str, float] = {}
-    for setting in SETTINGS:
-        try:
-            value = resolve(setting, config.getoption(f"tokcompat_{setting.key}"), config.getini(setting.ini))
-        except LimitError as error:
-            raise pytest.UsageError(f"pytest-tokcompat: {error}") from None
-        values[setting.key] = value
-    return values
-
-
 def start_run(config: pytest.Config) -> TokcompatRun:
     """--tokcompat: the matrix and the report path are checked now, before any test runs."""
     run = config.stash[RUN_KEY] = TokcompatRun(config, enabled=True)
     run.matrix  # noqa: B018 - load and validate now: a bad matrix is a usage error before collection
     run.loaders  # noqa: B018 - and the clients' loaders, from the matrix, the ini file and the options
     run.registry  # noqa: B018 - and the declared aliases (matrix and hooks): a bad one stops the run now
-    run.limits  # noqa: B018 - and the limits (flag, $TOKCOMPAT_<KEY>, ini key): a bad value is a usage error
     run.add_matrix_to_the_arguments()
     config.pluginmanager.register(run, "tokcompat-run")
     return run

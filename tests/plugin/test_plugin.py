@@ -402,34 +402,58 @@ def test_an_empty_matrix_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 def test_limit_options_have_their_real_defaults_shown_in_help(pytester: pytest.Pytester) -> None:
     from pytest_tokcompat.judge.ladder import DEFAULT_LIMITS
-    from pytest_tokcompat.pytest_plugin.session import run_limits
+    from pytest_tokcompat.pytest_plugin.session import run_settings
+    from pytest_tokcompat.settings import Limits
 
     config = pytester.parseconfig()
-    assert run_limits(config) == {"load_timeout": 300.0, "max_file_mb": 512.0, "max_memory_mb": 8192.0}
+    assert run_settings(config).judge.limits == Limits(300.0, 512.0, 8192.0)
     assert (DEFAULT_LIMITS.load_timeout, DEFAULT_LIMITS.max_file_mb) == (300.0, 512.0)
-    assert run_limits(pytester.parseconfig("--tokcompat-load-timeout=0"))["load_timeout"] == 0
+    assert run_settings(pytester.parseconfig("--tokcompat-load-timeout=0")).judge.limits.load_timeout is None
     help_text = " ".join(pytester.runpytest("--help").stdout.str().split())
-    assert "time limit of one tokenizer load, 0 for none (default: $TOKCOMPAT_LOAD_TIMEOUT" in help_text
-    assert "refuse tokenizer files larger than this (default: $TOKCOMPAT_MAX_FILE_MB, ini" in help_text
-    assert "tokcompat_max_memory_mb" in help_text
-
-
-@pytest.mark.parametrize("key", ["load_timeout", "max_file_mb", "max_memory_mb"])
-def test_each_limit_is_a_flag_an_environment_variable_and_an_ini_key_in_that_order(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, key: str
-) -> None:
-    from pytest_tokcompat.pytest_plugin.session import run_limits
-
-    flag, variable, ini = (
-        "--tokcompat-" + key.replace("_", "-"),
-        "TOKCOMPAT_" + key.upper(),
-        "tokcompat_" + key,
+    assert "time limit of one tokenizer load, 0 for none (else $TOKCOMPAT_LOAD_TIMEOUT" in help_text
+    assert (
+        "refuse tokenizer files larger than this (else $TOKCOMPAT_MAX_FILE_MB, [tool.tokcompat]" in help_text
     )
-    pytester.makeini(f"[pytest]\n{ini} = 7\n")
-    assert run_limits(pytester.parseconfig())[key] == 7  # the ini key alone
-    monkeypatch.setenv(variable, "11")
-    assert run_limits(pytester.parseconfig())[key] == 11  # the variable wins over the ini key
-    assert run_limits(pytester.parseconfig(f"{flag}=13"))[key] == 13  # the flag wins over both
+    assert "default 300)" in help_text and "tokcompat_max_memory_mb" in help_text
+
+
+@pytest.mark.parametrize(
+    ("key", "values"),
+    [
+        ("load_timeout", ("7", "9", "11", "13")),
+        ("max_file_mb", ("7", "9", "11", "13")),
+        ("max_memory_mb", ("7", "9", "11", "13")),
+        ("isolation", ("spawn", "inprocess", "process", "spawn")),
+        ("verdict_cache", ("ini-v", "toml-v", "env-v", "flag-v")),
+        ("verdict_cache_max_mb", ("7", "9", "11", "13")),
+        ("truth_cache", ("ini-t", "toml-t", "env-t", "off")),
+        ("truth_cache_max_mb", ("7", "9", "11", "0")),
+    ],
+)
+def test_each_setting_is_a_flag_a_variable_a_pyproject_key_and_an_ini_key_in_that_order(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, key: str, values: tuple[str, ...]
+) -> None:
+    from pytest_tokcompat.pytest_plugin.session import run_settings
+    from pytest_tokcompat.settings import BY_KEY, value_text
+
+    setting = BY_KEY[key]
+    ini, toml, env, flag = values
+    monkeypatch.delenv(setting.variable, raising=False)  # whatever the caller's environment holds
+
+    def seen(*args: str) -> str:
+        judge = run_settings(pytester.parseconfig(*args)).judge
+        text = value_text(judge, setting)
+        return Path(text).name if setting.kind == "folder" and text != "off" else text
+
+    default = seen()
+    pytester.makeini(f"[pytest]\n{setting.ini} = {ini}\n")
+    assert seen() == ini != default  # the ini key alone
+    quoted = toml if setting.kind == "number" else f'"{toml}"'
+    pytester.makepyprojecttoml(f"[tool.tokcompat]\n{key} = {quoted}\n")
+    assert seen() == toml  # [tool.tokcompat] wins over the ini key
+    monkeypatch.setenv(setting.variable, env)
+    assert seen() == env  # the variable wins over both
+    assert seen(f"{setting.flag}={flag}") == flag  # the flag wins over all
 
 
 def test_a_bad_limit_from_the_environment_or_the_ini_file_is_a_usage_error_naming_it(
@@ -445,6 +469,30 @@ def test_a_bad_limit_from_the_environment_or_the_ini_file_is_a_usage_error_namin
     result = pytester.runpytest("--tokcompat")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini tokcompat_load_timeout=-3: '-3' is negative: give seconds*"])
+
+
+def test_a_bad_setting_from_pyproject_or_a_choice_that_does_not_exist_is_a_usage_error_naming_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once silently ignored: TOKCOMPAT_ISOLATION=inproces (a typo) judged in processes without a word."""
+    write_matrix(pytester.path, "")
+    monkeypatch.setenv("TOKCOMPAT_ISOLATION", "inproces")
+    result = pytester.runpytest("--tokcompat")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*$TOKCOMPAT_ISOLATION=inproces: 'inproces' is not one of process, spawn, inprocess*"]
+    )
+    monkeypatch.delenv("TOKCOMPAT_ISOLATION")
+    pytester.makepyprojecttoml("[tool.tokcompat]\ntruth_cache_max_mb = -1\n")
+    result = pytester.runpytest("--tokcompat")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*pyproject.toml [[]tool.tokcompat[]] truth_cache_max_mb=-1: '-1' is negative*"]
+    )
+    pytester.makepyprojecttoml("[tool.tokcompat]\ntruth_cache_max_mb = 1.5\n")  # control: a usable value
+    from pytest_tokcompat.pytest_plugin.session import run_settings
+
+    assert run_settings(pytester.parseconfig()).judge.truth_cache_max_mb == 1.5
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from pytest_tokcompat.ci.gridrun import EXTRAS
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.contract import alias_record, case_record
 from pytest_tokcompat.matrix.loader import load_matrix
+from pytest_tokcompat.settings import resolve_judge_settings
 from tests.helpers.fakegrid import BUNDLED, INDEX, VERDICTS, FakeTox, grid, recorded, user_matrix
 from tests.helpers.paths import SIMPLE_INDEX
 
@@ -293,9 +294,18 @@ def test_the_generated_tox_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     truth = tmp_path / "cache" / "truth"
     assert f"    TOKCOMPAT_TRUTH_CACHE = {truth}\n" in text, "one truth for all"
     assert "-p xdist -n {env:TOKCOMPAT_GRID_WORKERS:0} " in text, "workers where cores are free"
+    assert "TOKCOMPAT_LOAD_TIMEOUT" not in text, "a default is left to the run"
     monkeypatch.setenv("TOKCOMPAT_TRUTH_CACHE", str(tmp_path / "mine"))
-    mine = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3").read_text()
+    given = resolve_judge_settings(
+        flags={"load_timeout": "60", "isolation": "spawn"}
+    )  # tokcompat grid's flags
+    mine = gridrun.write_tox_ini(
+        tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", settings=given
+    ).read_text()
     assert f"    TOKCOMPAT_TRUTH_CACHE = {tmp_path / 'mine'}\n" in mine, "the user's own folder is kept"
+    assert "    TOKCOMPAT_LOAD_TIMEOUT = 60\n" in mine and "    TOKCOMPAT_ISOLATION = spawn\n" in mine, (
+        "the grid's settings reach every run (whose [tool.tokcompat] is switched off)"
+    )
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     offline = gridrun.write_tox_ini(tmp_path, found, tmp_path / "m.yaml", wheel, "/usr/bin/python3", True)
     assert (

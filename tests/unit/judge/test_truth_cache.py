@@ -16,6 +16,7 @@ import pytest
 import pytest_tokcompat.judge.child as child
 import pytest_tokcompat.judge.truthcache as truthcache
 from pytest_tokcompat.judge.ladder import judge
+from pytest_tokcompat.settings import JudgeSettings, resolve_judge_settings
 from tests.helpers import toys
 
 TIMINGS = ("seconds",)
@@ -198,7 +199,8 @@ def test_where_the_cache_lives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
 
     def root(configured: str | None = None) -> Path | None:
-        cache = truthcache.default_cache(configured)
+        ini = ("ini", {"truth_cache": configured}, tmp_path)
+        cache = truthcache.default_cache(resolve_judge_settings(ini=ini))
         return cache.root if cache is not None else None
 
     assert root("elsewhere") == tmp_path / "explicit"  # the variable wins over the ini key
@@ -270,19 +272,15 @@ def test_a_truth_that_could_not_be_computed_is_not_kept(tmp_path: Path, truths: 
 def test_the_runs_ini_folder_is_used_where_the_variable_is_unset(
     tmp_path: Path, first_jobs: list[bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_tokcompat.judge.cache import JudgeCache
-
     monkeypatch.delenv(truthcache.CACHE_ENV)
     monkeypatch.setenv("TOKCOMPAT_CACHE", str(tmp_path / "tokcompat"))
     folder = toys.native_toy(tmp_path / "native")
-    run = JudgeCache(truth_cache=str(tmp_path / "ini"))
+    run = resolve_judge_settings(ini=("ini", {"truth_cache": "ini"}, tmp_path))  # as the plugin builds it
     for _ in range(2):
-        with run.active():
-            judge(folder)
+        judge(folder, settings=run)
     assert first_jobs == [True, False]
     assert len(entries(tmp_path / "ini")) == 1 and not (tmp_path / "tokcompat" / "truth").exists()
-    with JudgeCache(truth_cache="off").active():
-        judge(folder)
+    judge(folder, settings=resolve_judge_settings(ini=("ini", {"truth_cache": "off"}, tmp_path)))
     assert first_jobs == [True, False, True]
 
 
@@ -291,14 +289,20 @@ def test_the_runs_ini_folder_is_used_where_the_variable_is_unset(
     [("truths", "{root}/truths"), ("off", "off"), ("", None), ("/abs/truths", "/abs/truths")],
 )
 def test_the_ini_key_resolves_against_the_ini_file(
-    value: str, expected: str | None, pytester: pytest.Pytester
+    value: str, expected: str | None, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_tokcompat.pytest_plugin.session import truth_cache_setting
+    from pytest_tokcompat.pytest_plugin.session import run_settings
+
+    monkeypatch.delenv(truthcache.CACHE_ENV, raising=False)  # the variable would win over the ini key
 
     pytester.makeini(f"[pytest]\ntokcompat_truth_cache = {value}\n")
     config = pytester.parseconfig()
     root = str(pytester.path)
-    assert truth_cache_setting(config) == (expected.format(root=root) if expected else None)
+    found = run_settings(config).judge.truth_cache
+    if expected is None:  # unset: the default, beside the snapshots
+        assert found == resolve_judge_settings().truth_cache
+    else:
+        assert found == (None if expected == "off" else Path(expected.format(root=root)))
 
 
 def test_the_key_is_the_same_under_another_transformers(
@@ -327,13 +331,11 @@ def test_the_key_is_the_same_under_another_transformers(
 def test_the_cache_is_pruned_to_its_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_tokcompat.judge.parity import Truth
 
-    monkeypatch.setenv(truthcache.MAX_MB_ENV, "0")
-    cache = truthcache.TruthCache(tmp_path / "truth")
+    cache = truthcache.TruthCache(tmp_path / "truth", JudgeSettings(truth_cache_max_mb=0).truth_cache_bytes)
     truth = Truth("a truth", {"a": [1]}, {"a": "a"})
     first, second = (cache.put(key * 64, {}, ["a"], truth) for key in "ab")
     assert second is not None and second.is_file() and first is not None and not first.exists()
-    monkeypatch.setenv(truthcache.MAX_MB_ENV, "1")  # control: room for both
-    cache = truthcache.TruthCache(tmp_path / "truth")
+    cache = truthcache.TruthCache(tmp_path / "truth", JudgeSettings(truth_cache_max_mb=1).truth_cache_bytes)
     cache.put("c" * 64, {}, ["a"], truth)
     assert len(entries(tmp_path / "truth")) == 2
 

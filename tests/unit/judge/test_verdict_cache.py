@@ -14,13 +14,8 @@ from pytest_tokcompat.api import TokenizerBroken, load_tokenizer
 from pytest_tokcompat.contract import report_document, schema_problems
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
-from pytest_tokcompat.judge.verdicts import (
-    CACHE_ENV,
-    MAX_MB_ENV,
-    VerdictCache,
-    max_cache_bytes,
-    verdict_cache_dir,
-)
+from pytest_tokcompat.judge.verdicts import CACHE_ENV, MAX_MB_ENV, VerdictCache
+from pytest_tokcompat.settings import SettingError, judge_settings_from_environment
 from tests.helpers import hubcache, toys
 
 LOAD = """
@@ -181,7 +176,7 @@ def test_switched_off_by_argument_or_environment(
     assert not result.from_cache and "verdict_cache" not in result.record and not verdicts.exists()
     for value in ("off", "0"):
         monkeypatch.setenv(CACHE_ENV, value)
-        assert verdict_cache_dir() is None
+        assert judge_settings_from_environment().verdict_cache is None
         assert "verdict_cache" not in load_tokenizer(folder).record
     assert not verdicts.exists()
 
@@ -191,12 +186,14 @@ def test_the_default_place_follows_the_cache_conventions(
 ) -> None:
     monkeypatch.delenv(CACHE_ENV)
     monkeypatch.setenv("TOKCOMPAT_CACHE", str(tmp_path / "tc"))
-    assert verdict_cache_dir() == tmp_path / "tc" / "verdicts"
+    assert judge_settings_from_environment().verdict_cache == tmp_path / "tc" / "verdicts"
     monkeypatch.delenv("TOKCOMPAT_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert verdict_cache_dir() == tmp_path / "xdg" / "pytest-tokcompat" / "verdicts"
+    assert (
+        judge_settings_from_environment().verdict_cache == tmp_path / "xdg" / "pytest-tokcompat" / "verdicts"
+    )
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "mine"))
-    assert verdict_cache_dir() == tmp_path / "mine"
+    assert judge_settings_from_environment().verdict_cache == tmp_path / "mine"
 
 
 def test_a_broken_checkpoint_is_not_kept(tmp_path: Path, verdicts: Path) -> None:
@@ -257,11 +254,22 @@ def test_a_write_prunes_and_a_hit_counts_as_a_use(
     assert entries(verdicts) == [second_entry]
 
 
-@pytest.mark.parametrize(
-    ("value", "expected"), [("", 256), ("1.5", 1.5), ("0", 0), ("-3", 256), ("lots", 256)]
-)
+@pytest.mark.parametrize(("value", "expected"), [("", 256), ("1.5", 1.5), ("0", 0)])
 def test_the_size_limit_comes_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, value: str, expected: float
 ) -> None:
     monkeypatch.setenv(MAX_MB_ENV, value)
-    assert max_cache_bytes() == int(expected * 1024 * 1024)
+    assert judge_settings_from_environment().verdict_cache_bytes == int(expected * 1024 * 1024)
+
+
+@pytest.mark.parametrize(("value", "why"), [("-3", "is negative"), ("lots", "is not a number of megabytes")])
+def test_a_size_limit_that_cannot_be_used_is_refused_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, why: str
+) -> None:
+    """Once silently the default (256 MB): a typo kept a cache growing to a size nobody asked for."""
+    folder = toys.native_toy(tmp_path / "native")
+    monkeypatch.setenv(MAX_MB_ENV, value)
+    with pytest.raises(SettingError, match=rf"^\${MAX_MB_ENV}={value}: '{value}' {why}"):
+        load_tokenizer(folder)
+    monkeypatch.setenv(MAX_MB_ENV, "1")  # control: a usable value loads
+    assert load_tokenizer(folder).verdict == "native"
