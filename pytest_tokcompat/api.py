@@ -21,9 +21,9 @@ from pytest_tokcompat.judge.describe import describe_attempt_output, describe_at
 from pytest_tokcompat.judge.evaluate import evaluate
 from pytest_tokcompat.judge.evaluation import Evaluation
 from pytest_tokcompat.judge.judgement import BROKEN, REMEDIES, Judgement
-from pytest_tokcompat.judge.verdicts import default_cache
 from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping
 from pytest_tokcompat.matrix.loader import bundled_matrix
+from pytest_tokcompat.request import Request
 from pytest_tokcompat.settings import judge_settings_from_environment
 from pytest_tokcompat.sources.resolve import Checkpoint, Source
 
@@ -144,19 +144,19 @@ def load_tokenizer(
         alias if isinstance(alias, Alias) else alias_from_mapping(alias, "load_tokenizer(aliases=...)")
         for alias in aliases
     ]
-    settings = judge_settings_from_environment()  # once per call: the limits, isolation and caches
-    evaluation = evaluate(
+    request = Request(
         name_or_path,
         matrix=matrix or bundled_matrix(),
         revision=revision,
         trust_remote_code=trust_remote_code,
-        texts=texts,
-        aliases=declared,
-        keep_tokenizer=True,
-        verdicts=default_cache(settings) if cache else None,
         allow_unpinned_remote_code=allow_unpinned_remote_code,
-        settings=settings,
+        texts=tuple(texts),
+        keep_tokenizer=True,
+        aliases=tuple(declared),
+        verdict_cache=cache,
+        settings=judge_settings_from_environment(),  # once per call: the limits, isolation and caches
     )
+    evaluation = evaluate(request)
     loaded = loaded_from(evaluation, name_or_path)
     _require_clean(loaded, name_or_path, strict, tuple(require))
     if loaded.findings:

@@ -89,17 +89,19 @@ def _judge_and_print(args: argparse.Namespace) -> ExitCode:
     from pytest_tokcompat.credentials import scrub_data
     from pytest_tokcompat.judge.describe import describe_attempts
     from pytest_tokcompat.judge.evaluate import evaluate
+    from pytest_tokcompat.request import Request
 
-    evaluation = evaluate(
+    request = Request(
         args.path,
         matrix=command_matrix(args),
         revision=args.revision,
         trust_remote_code=args.trust_remote_code,
-        texts=args.text or (),
-        expect=args.expect,
         allow_unpinned_remote_code=getattr(args, "allow_unpinned_remote_code", False),
+        texts=tuple(args.text or ()),
+        expect=args.expect,
         settings=args.settings.judge,
     )
+    evaluation = evaluate(request)
     code = check_exit_status(evaluation)
     unpinned = evaluation.checkpoint.unpinned_branch if evaluation.checkpoint is not None else None
     if unpinned is not None and evaluation.checkpoint is not None:

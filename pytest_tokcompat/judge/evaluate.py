@@ -1,16 +1,19 @@
-"""The one evaluator: any target to one typed outcome, :class:`Evaluation`, and its record.
+"""The one evaluator: a :class:`~pytest_tokcompat.request.Request` to one typed outcome, :class:`Evaluation`.
 
 pytest's case and alias items, the ``tokcompat_tokenizer`` fixture, ``load_tokenizer()``,
-``tokcompat check`` and bisect's child ``check`` all evaluate through :func:`evaluate`
-(the target resolved by the one resolver, then the ladder), so the same checkpoint
-gives the same verdict, parity and record in every one of them.
+``tokcompat check`` and bisect's child ``check`` all build a request and evaluate it through
+:func:`evaluate` (its name resolved by the one resolver, then the ladder), so the same checkpoint
+gives the same verdict, parity and record in every one of them. The request travels down as it
+is; what travels back up is the ``Evaluation`` holding the ``Judgement``. Here ``request.name`` is
+what the client names, ``identity`` what that name was found to be, ``checkpoint`` the files it
+resolved to, and ``load_target(checkpoint)`` the name each attempt loads them by
+(``pytest_tokcompat.request``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_tokcompat.errors import (
@@ -24,15 +27,15 @@ from pytest_tokcompat.judge.alarms import Alarm, alias_alarms, findings_alarm, l
 from pytest_tokcompat.judge.cache import JudgeCache
 from pytest_tokcompat.judge.describe import describe_attempts
 from pytest_tokcompat.judge.evaluation import Evaluation, Failure
-from pytest_tokcompat.judge.judgement import Attempt, Judgement, Limits
+from pytest_tokcompat.judge.judgement import Attempt, Judgement
 from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.loading import transformers_version
 from pytest_tokcompat.judge.static import read_json_object
-from pytest_tokcompat.judge.verdicts import VerdictCache, key_fields, key_of
+from pytest_tokcompat.judge.verdicts import VerdictCache, default_cache, key_fields, key_of
 from pytest_tokcompat.matrix.aliases import Alias, effective_registry
-from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.matrix.loader import Case, load_matrix
 from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AliasState, AttemptStatus, CaseStatus, Verdict
+from pytest_tokcompat.request import Request
 from pytest_tokcompat.settings import JudgeSettings
 from pytest_tokcompat.sources.names import load_target
 from pytest_tokcompat.sources.resolve import Checkpoint, identify, resolve
@@ -44,67 +47,45 @@ CaseOutcome = Evaluation
 """The name the pytest items knew it by."""
 
 
-def evaluate(
-    target: str | Path | Case,
-    *,
-    matrix: Path | None = None,
-    revision: str | None = None,
-    trust_remote_code: bool = False,
-    texts: Sequence[str] = (),
-    expect: str | None = None,
-    record: bool = False,
-    keep_tokenizer: bool = False,
-    registry: dict[str, Alias] | None = None,
-    limits: Limits | None = None,
-    loaders: Sequence[ClientLoader] = (),
-    cache: JudgeCache | None = None,
-    aliases: Sequence[Alias] = (),
-    verdicts: VerdictCache | None = None,
-    allow_unpinned_remote_code: bool = False,
-    settings: JudgeSettings | None = None,
-) -> Evaluation:
-    """Resolve ``target`` (see :func:`~pytest_tokcompat.sources.resolve.resolve`) and judge it.
+def evaluate(request: Request, cache: JudgeCache | None = None) -> Evaluation:
+    """Resolve what ``request`` names (see :func:`~pytest_tokcompat.sources.resolve.resolve`) and judge it.
 
-    ``expect`` overrides the case's expectation; a ``Case`` target is a matrix run (its
+    ``request.expect`` overrides the case's expectation; a ``Case`` name is a matrix run (its
     opt-in applies, and a missing expectation fails it before anything loads). Never
     raises a deliberate error: what could not be had is NOT_CHECKED, what cannot be
     used as given is FAILED with ``failure`` BAD_INPUT and the error kept on ``error``.
-    ``loaders`` are the client loaders judged beside the verdict (never a rung; their alarms fail it);
+    ``request.loaders`` are judged beside the verdict (never a rung; their alarms fail it);
     ``cache`` is the run's judgements (pytest keeps one per session), so a case is judged once;
-    ``verdicts`` is the verdict cache on disk (``load_tokenizer()``), shared by processes.
-    ``registry`` is the alias registry to judge with (pytest passes its run's); without one, the built-in
-    aliases, then those of the matrix the target was found in, then ``aliases`` (the caller's own), each
-    applied exactly as declared.
+    ``request.verdict_cache`` keeps the verdict on disk (``load_tokenizer()``), shared by processes.
+    ``request.registry`` is the alias registry to judge with (pytest passes its run's); without one,
+    the built-in aliases, then those of the matrix the name was found in, then ``request.aliases``
+    (the caller's own), each applied exactly as declared.
     """
-    subject = target.id if isinstance(target, Case) else str(target)
+    subject = request.subject
     version = transformers_version()
-    expected: str | None = expect
+    expected: str | None = request.expect
     notes: list[str] = []
     try:
-        identity = identify(target, matrix)
+        identity = identify(request.name, request.matrix)
     except (NotRunnable, MatrixError) as error:
         return Evaluation(subject, FAILED, str(error), expected, failure=Failure.BAD_INPUT, error=error)
     known = identity.case
     subject = known.id if known is not None else subject
-    if registry is None:
+    if request.registry is None:
         declared = _matrix_aliases(identity.matrix) if known is not None else ()
-        if declared or aliases:
-            registry = effective_registry(declared, aliases)
+        if declared or request.aliases:
+            request = replace(request, registry=effective_registry(declared, request.aliases))
     if known is not None and expected is None:
         try:
             expected = known.expected_for(version)
         except ValueError as error:
-            if isinstance(target, Case):  # a matrix run without an expectation fails before anything loads
+            if isinstance(
+                request.name, Case
+            ):  # a matrix run without an expectation fails before anything loads
                 return Evaluation(subject, FAILED, str(error), failure=Failure.BAD_INPUT, case=known)
             notes.append(str(error))
     try:
-        checkpoint = resolve(
-            identity,
-            revision=revision,
-            trust_remote_code=trust_remote_code,
-            texts=texts,
-            allow_unpinned_remote_code=allow_unpinned_remote_code,
-        )
+        checkpoint = resolve(request, identity)
     except NotReachable as error:
         return Evaluation(subject, NOT_CHECKED, str(error), expected, error=error, notes=notes, case=known)
     except (NotRunnable, SnapshotError, MatrixError, CheckpointError) as error:
@@ -120,17 +101,7 @@ def evaluate(
         )
     case = checkpoint.case
     try:
-        judgement = _judge(
-            checkpoint,
-            registry=registry,
-            record=record,
-            keep_tokenizer=keep_tokenizer,
-            limits=limits,
-            loaders=loaders,
-            cache=cache,
-            verdicts=verdicts,
-            settings=settings,
-        )
+        judgement = _judge(checkpoint, request, cache)
     except CheckpointError as error:
         # Files the judge cannot read (size cap, corrupt, unreadable): not checked, never broken, never passed.
         text = _unreadable_text(str(error), checkpoint)
@@ -211,37 +182,23 @@ def _unreadable_text(text: str, checkpoint: Checkpoint) -> str:
     )
 
 
-def _judge(
-    checkpoint: Checkpoint,
-    *,
-    registry: dict[str, Alias] | None = None,
-    record: bool = False,
-    keep_tokenizer: bool = False,
-    limits: Limits | None = None,
-    loaders: Sequence[ClientLoader] = (),
-    cache: JudgeCache | None = None,
-    verdicts: VerdictCache | None = None,
-    settings: JudgeSettings | None = None,
-) -> Judgement:
+def _judge(checkpoint: Checkpoint, request: Request, cache: JudgeCache | None = None) -> Judgement:
     """The ladder with the checkpoint's opt-in, texts and golden ids; remembered in the run's ``cache``
-    and, where given, in the verdict cache on disk (``verdicts``)."""
-    case = checkpoint.case
-    if verdicts is not None and not record and not loaders:
-        return _judge_with_verdicts(checkpoint, verdicts, registry, keep_tokenizer, limits, settings)
-    if cache is not None and case is not None and not record and not keep_tokenizer:
+    and, where the request asks for it, in the verdict cache on disk its settings name."""
+    case, registry = checkpoint.case, request.registry
+    verdicts = default_cache(request.settings) if request.verdict_cache else None
+    if verdicts is not None and not request.record and not request.loaders:
+        return _judge_with_verdicts(checkpoint, request, verdicts)
+    if cache is not None and case is not None and not request.record and not request.keep_tokenizer:
         known = cache.judgement(case.id, checkpoint.folder, registry)
-        if known is not None and [result.loader for result in known.loaders] == list(loaders):
+        if known is not None and [result.loader for result in known.loaders] == list(request.loaders):
             return known  # judged earlier in this run (by its case item or a fixture): once per case
     with cache.active() if cache is not None else nullcontext():
         judgement = _ladder_for(
             checkpoint,
-            registry,
-            keep_tokenizer,
-            limits,
+            request,
             acknowledged=case.acknowledged_for(transformers_version()) if case is not None else None,
-            record_as=case.id if (record and case is not None) else None,
-            loaders=loaders,
-            settings=settings,
+            record_as=case.id if (request.record and case is not None) else None,
         )
     if cache is not None and case is not None:
         cache.remember(case.id, checkpoint.folder, judgement, registry)  # keyed by the registry it ran under
@@ -250,48 +207,37 @@ def _judge(
 
 def _ladder_for(
     checkpoint: Checkpoint,
-    registry: dict[str, Alias] | None,
-    keep_tokenizer: bool,
-    limits: Limits | None,
+    request: Request,
     *,
     acknowledged: dict[str, str] | None,
     record_as: str | None = None,
-    loaders: Sequence[ClientLoader] = (),
-    settings: JudgeSettings | None = None,
 ) -> Judgement:
-    """The ladder on a checkpoint with what the resolver attached (opt-in, texts, golden ids)."""
+    """The ladder on a checkpoint with what the resolver attached (opt-in, texts, golden ids) and what
+    the request asks (registry, loaders, settings): the one place the request meets the ladder's words."""
     return judge(
         checkpoint.folder,
         trust_remote_code=checkpoint.trust_remote_code,
         extra_texts=checkpoint.texts,
         golden_path=checkpoint.golden_path,
-        registry=registry,
+        registry=request.registry,
         record_as=record_as,
-        keep_tokenizer=keep_tokenizer,
-        limits=limits,
-        loaders=loaders,
+        keep_tokenizer=request.keep_tokenizer,
+        loaders=request.loaders,
         acknowledged=acknowledged,
         target=load_target(checkpoint),
-        settings=settings,
+        settings=request.settings,
     )
 
 
-def _judge_with_verdicts(
-    checkpoint: Checkpoint,
-    verdicts: VerdictCache,
-    registry: dict[str, Alias] | None,
-    keep_tokenizer: bool,
-    limits: Limits | None,
-    settings: JudgeSettings | None,
-) -> Judgement:
+def _judge_with_verdicts(checkpoint: Checkpoint, request: Request, verdicts: VerdictCache) -> Judgement:
     """A verdict kept on disk by an earlier process, loaded here; else judged, and kept for the next."""
     from pytest_tokcompat.judge.inprocess import import_in_background, load_here
     from pytest_tokcompat.matrix.aliases import REGISTRY
 
-    if keep_tokenizer:
+    if request.keep_tokenizer:
         import_in_background()  # the load needs transformers: import it while the files are hashed
     case = checkpoint.case
-    aliases = dict(REGISTRY if registry is None else registry)
+    aliases = dict(REGISTRY if request.registry is None else request.registry)
     acknowledged = case.acknowledged_for(transformers_version()) if case is not None else None
     fields = key_fields(checkpoint, aliases, acknowledged)
     key = key_of(fields)
@@ -300,13 +246,11 @@ def _judge_with_verdicts(
         judgement = cached.judgement
         judgement.target = load_target(checkpoint)  # loaded as it was judged: by the client's name
         judgement.verdict_cache = {"state": "hit", "path": str(cached.path)}
-        if keep_tokenizer:
+        if request.keep_tokenizer:
             judgement.tokenizer = load_here(checkpoint.folder, judgement, aliases, ids_only=True)
         return judgement
-    judgement = _ladder_for(
-        checkpoint, aliases, keep_tokenizer, limits, acknowledged=acknowledged, settings=settings
-    )
-    if keep_tokenizer and judgement.tokenizer is None:
+    judgement = _ladder_for(checkpoint, replace(request, registry=aliases), acknowledged=acknowledged)
+    if request.keep_tokenizer and judgement.tokenizer is None:
         # what this process found (it does not load, or loads otherwise here) is not the verdict
         judgement.verdict_cache = {"state": "not-stored", "path": None}
         return judgement
@@ -316,30 +260,6 @@ def _judge_with_verdicts(
         "path": str(path) if path else None,
     }
     return judgement
-
-
-def run_case(
-    case: Case,
-    *,
-    record: bool = False,
-    keep_tokenizer: bool = False,
-    registry: dict[str, Alias] | None = None,
-    limits: Limits | None = None,
-    loaders: Sequence[ClientLoader] = (),
-    cache: JudgeCache | None = None,
-    settings: JudgeSettings | None = None,
-) -> Evaluation:
-    """A matrix case, as the matrix runs it (its snapshot or hub repo, its opt-in), with the client loaders."""
-    return evaluate(
-        case,
-        record=record,
-        keep_tokenizer=keep_tokenizer,
-        registry=registry,
-        limits=limits,
-        loaders=loaders,
-        cache=cache,
-        settings=settings,
-    )
 
 
 def _model_type(checkpoint: Checkpoint) -> str | None:
@@ -381,34 +301,33 @@ def run_alias(
     alias: Alias,
     cases: list[Case],
     registry: dict[str, Alias] | None = None,
-    limits: Limits | None = None,
-    cache: JudgeCache | None = None,
     settings: JudgeSettings | None = None,
+    cache: JudgeCache | None = None,
 ) -> AliasOutcome:
-    """Judge an alias's lifecycle on the cases of its model_type."""
-    relevant: list[Checkpoint] = []
+    """Judge an alias's lifecycle on the cases of its model_type: each case a request of the matrix's
+    run, under the run's ``registry`` and ``settings``."""
+    relevant: list[tuple[Checkpoint, Request]] = []
     for case in cases:
+        request = (
+            Request(case, registry=registry)
+            if settings is None
+            else Request(case, registry=registry, settings=settings)
+        )
         try:
-            checkpoint = resolve(case)
+            checkpoint = resolve(request)
         except (CheckpointError, SnapshotError, NotReachable, NotRunnable):
             continue
         if _model_type(checkpoint) == alias.model_type:
-            relevant.append(checkpoint)
+            relevant.append((checkpoint, request))
     if not relevant:
         message = f"no case in the matrix has model_type {alias.model_type!r}; add one to check this alias"
         return AliasOutcome(NOT_CHECKED, message, "not-checked")
     judgements: list[tuple[str, Judgement]] = []
-    for checkpoint in relevant:
+    for checkpoint, request in relevant:
         case_id = checkpoint.subject
         try:
             known = cache.judgement(case_id, checkpoint.folder, registry) if cache is not None else None
-            judgements.append(
-                (
-                    case_id,
-                    known
-                    or _judge(checkpoint, registry=registry, limits=limits, cache=cache, settings=settings),
-                )
-            )
+            judgements.append((case_id, known or _judge(checkpoint, request, cache)))
         except CheckpointError:
             continue
     if not judgements:

@@ -18,7 +18,7 @@ import pytest
 from pytest_tokcompat.contract import alias_record
 from pytest_tokcompat.credentials import scrub
 from pytest_tokcompat.inert import terminal
-from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, run_alias, run_case
+from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, evaluate, run_alias
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.pytest_plugin.keys import RECORD_KEY
@@ -63,14 +63,7 @@ class CaseItem(_TokcompatItem):
 
     def runtest(self) -> None:
         run = self.run
-        outcome = run_case(
-            self.case,
-            record=run.record,
-            registry=run.registry,
-            settings=run.settings,
-            loaders=run.loaders,
-            cache=run.judges,
-        )
+        outcome = evaluate(run.request_for(self.case, record=run.record), run.judges)
         self._record(outcome.to_json())
         if outcome.status == NOT_CHECKED:
             if run.require_hub:

@@ -34,6 +34,7 @@ from pytest_tokcompat.settings import SETTINGS, JudgeSettings
 if TYPE_CHECKING:
     from pytest_tokcompat.judge.judgement import Judgement, Limits
     from pytest_tokcompat.matrix.aliases import Alias
+    from pytest_tokcompat.request import Request
 
 TOKENIZERS_KEPT = 4
 """Loaded tokenizers the fixture keeps, most recently used first (a DeepSeek tokenizer holds ~100 MB)."""
@@ -193,6 +194,15 @@ class TokcompatRun:
     def synthetic_nodeid(self) -> str:
         return f"tokcompat/{self.path.name}"
 
+    def request_for(self, case: Case, *, record: bool = False) -> Request:
+        """The request of one of the run's cases: the matrix's run of it, with the run's registry, settings
+        and (under --tokcompat, where the case item's judgement is shared) the clients' loaders; fixtures
+        alone need no loaders judged."""
+        from pytest_tokcompat.request import Request
+
+        loaders = tuple(self.loaders) if self.enabled else ()
+        return Request(case, record=record, registry=self.registry, loaders=loaders, settings=self.settings)
+
     def wanted_ids(self) -> list[str]:
         """Every item of the matrix: its cases, then the run's alias registry's lifecycle items."""
         return [case.id for case in self.matrix.cases] + [
@@ -252,14 +262,9 @@ class TokcompatRun:
         if case.id in self._tokenizers:
             self._tokenizers.move_to_end(case.id)
             return self._tokenizers[case.id]
-        from pytest_tokcompat.judge.evaluate import NOT_CHECKED, run_case
+        from pytest_tokcompat.judge.evaluate import NOT_CHECKED, evaluate
 
-        # Under --tokcompat the case item's judgement (with the clients' loaders) is shared; fixtures alone
-        # need no loaders judged.
-        loaders = self.loaders if self.enabled else []
-        outcome = run_case(
-            case, settings=self.settings, loaders=loaders, cache=self.judges, registry=self.registry
-        )
+        outcome = evaluate(self.request_for(case), self.judges)
         if outcome.status == NOT_CHECKED:
             pytest.skip(f"not checked: {outcome.message}")
         remedy = chosen_remedy(outcome.judgement)

@@ -19,7 +19,6 @@ everywhere. The rules:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from pytest_tokcompat.errors import (
 from pytest_tokcompat.matrix.cases import Case
 from pytest_tokcompat.matrix.discovery import bundled_matrix
 from pytest_tokcompat.matrix.loader import load_matrix
+from pytest_tokcompat.request import Request
 from pytest_tokcompat.sources.checkpoint import NAMES_THE_CASE, Checkpoint, Identity, MatchedBy, Source
 from pytest_tokcompat.sources.hub import cached_snapshot, is_commit_sha, resolve_repo
 from pytest_tokcompat.sources.matching import find_case, hub_id_problem, tried_message, unknown_name_message
@@ -112,29 +112,28 @@ def _identify_folder(text: str, folder: Path, matrix: Path | None) -> Identity:
     return Identity(text, MatchedBy.FOLDER, None, None, folder, None)
 
 
-def resolve(
-    target: str | Path | Case | Identity,
-    *,
-    matrix: Path | None = None,
-    revision: str | None = None,
-    trust_remote_code: bool = False,
-    texts: Sequence[str] = (),
-    allow_unpinned_remote_code: bool = False,
-) -> Checkpoint:
-    """Turn any target into a checkpoint: folder, case context, source and notes.
+def resolve(request: Request | str | Path | Case, identity: Identity | None = None) -> Checkpoint:
+    """Turn what a request names (a bare name: a request with the defaults) into a checkpoint: folder,
+    case context, source and notes.
 
-    ``matrix`` is where names are looked up (the bundled matrix when None; folders
-    are also looked up in the bundled one); an :class:`Identity` from :func:`identify`
-    is resolved as it is. A ``Case`` is a matrix run: its own opt-in applies; for
-    every other target only ``trust_remote_code`` does. ``allow_unpinned_remote_code`` lets
-    that opt-in run a hub repo's code at a branch (the commit is recorded); never in a matrix run.
-    Raises NotReachable (the files cannot be had here: not checked), UnknownName or
-    NotRunnable (a name or an opt-in that cannot be used as given), SnapshotError,
-    MatrixError.
+    ``request.matrix`` is where names are looked up (the bundled matrix when None; folders are also
+    looked up in the bundled one); ``identity``, where :func:`identify` found it already, is resolved as
+    it is. A ``Case`` is a matrix run: its own opt-in applies; for every other name only the request's
+    ``trust_remote_code`` does. ``allow_unpinned_remote_code`` lets that opt-in run a hub repo's code at
+    a branch (the commit is recorded); never in a matrix run. Raises NotReachable (the files cannot be
+    had here: not checked), UnknownName or NotRunnable (a name or an opt-in that cannot be used as
+    given), SnapshotError, MatrixError.
     """
-    identity = target if isinstance(target, Identity) else identify(target, matrix)
+    request = request if isinstance(request, Request) else Request(request)
+    identity = identity if identity is not None else identify(request.name, request.matrix)
     try:
-        return _resolve(identity, revision, trust_remote_code, texts, allow_unpinned_remote_code)
+        return _resolve(
+            identity,
+            request.revision,
+            request.trust_remote_code,
+            request.texts,
+            request.allow_unpinned_remote_code,
+        )
     except RepoNotFound as error:
         if identity.by is not MatchedBy.REPO_ID:
             raise
@@ -158,7 +157,7 @@ def _resolve(
     identity: Identity,
     revision: str | None,
     trust_remote_code: bool,
-    texts: Sequence[str],
+    texts: tuple[str, ...],
     allow_unpinned: bool = False,
 ) -> Checkpoint:
     case = identity.case
@@ -384,6 +383,7 @@ def resolve_name(
 ) -> Path:
     """The folder a name resolves to; see :func:`resolve`, which this wraps."""
     try:
-        return resolve(name, matrix=matrix, revision=revision, trust_remote_code=trust_remote_code).folder
+        request = Request(name, matrix, revision, trust_remote_code)
+        return resolve(request).folder
     except MatrixError as error:
         raise NotRunnable(f"cannot read the matrix to look up {name!r}: {error}") from None

@@ -42,12 +42,13 @@ def test_a_tokenizer_only_folder_is_judged_not_refused(
 
 
 def test_a_tokenizer_only_snapshot_is_a_valid_matrix_entry(tmp_path: Path) -> None:
-    from pytest_tokcompat.judge.evaluate import run_case
+    from pytest_tokcompat.judge.evaluate import evaluate
+    from pytest_tokcompat.request import Request
 
     tokenizer_only_folder(tmp_path / "snap")
     matrix = tmp_path / "models.yaml"
     matrix.write_text("version: 1\ncases:\n  - {id: tok-only, snapshot: snap, expect: native}\n")
-    outcome = run_case(load_matrix(matrix).cases[0])
+    outcome = evaluate(Request(load_matrix(matrix).cases[0]))
     assert outcome.judgement is not None and outcome.judgement.static.has_config is False
     assert outcome.verdict in ("native", "broken"), outcome.message
 

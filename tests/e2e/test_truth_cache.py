@@ -23,14 +23,15 @@ BUNDLED = ("qwen3-0.6b", "mistral-7b-v0.1", "kimi-k2-instruct")
 def test_bundled_verdicts_are_the_same_cold_warm_and_off(
     case_id: str, truths: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_tokcompat.judge.evaluate import run_case
+    from pytest_tokcompat.judge.evaluate import evaluate
     from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+    from pytest_tokcompat.request import Request
 
     case = next(c for c in load_matrix(bundled_matrix()).cases if c.id == case_id)
-    cold = stable(run_case(case).to_json())
+    cold = stable(evaluate(Request(case)).to_json())
     assert len(entries(truths)) == 1
-    warm = stable(run_case(case).to_json())
+    warm = stable(evaluate(Request(case)).to_json())
     monkeypatch.setenv(truthcache.CACHE_ENV, "off")
-    off = stable(run_case(case).to_json())
+    off = stable(evaluate(Request(case)).to_json())
     assert cold == warm == off
     assert cold["status"] == "passed", cold

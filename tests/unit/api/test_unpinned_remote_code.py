@@ -12,8 +12,9 @@ from pytest_tokcompat import cli
 from pytest_tokcompat.api import UnpinnedRemoteCode, load_tokenizer
 from pytest_tokcompat.contract import report_document, schema_problems
 from pytest_tokcompat.errors import NotRunnable
-from pytest_tokcompat.judge.evaluate import FAILED, run_case
+from pytest_tokcompat.judge.evaluate import FAILED, evaluate
 from pytest_tokcompat.matrix.loader import load_matrix
+from pytest_tokcompat.request import Request
 from tests.helpers import hubcache, toys
 
 REPO = "toy/remote"
@@ -93,7 +94,7 @@ def test_a_matrix_run_never_takes_the_flag(remote_repo: tuple[str, Path], tmp_pa
     matrix.write_text(
         f"version: 1\ncases:\n  - {{id: t, repo: {REPO}, trust_remote_code: true, expect: auto_map}}\n"
     )
-    outcome = run_case(load_matrix(matrix).cases[0])
+    outcome = evaluate(Request(load_matrix(matrix).cases[0]))
     assert outcome.status == FAILED and "trust_remote_code is refused" in outcome.message
 
 

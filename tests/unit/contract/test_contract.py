@@ -125,14 +125,15 @@ def test_every_evaluation_record_is_a_valid_case_record(tmp_path: Path) -> None:
     """Judged, unreadable (not checked) and bad input: the evaluator's records, with the resolver's
     fields (source, notes, remote_files_ran with repo and revision), pass the schema."""
     from pytest_tokcompat.judge.evaluate import Failure, evaluate
+    from pytest_tokcompat.request import Request
     from tests.helpers import toys
 
-    native = evaluate(toys.native_toy(tmp_path / "native"))
+    native = evaluate(Request(toys.native_toy(tmp_path / "native")))
     unreadable_folder = toys.native_toy(tmp_path / "unreadable")
     (unreadable_folder / "config.json").write_text("{")
-    unreadable = evaluate(unreadable_folder)
-    remote = evaluate(toys.remote_toy(tmp_path / "remote"), trust_remote_code=True)
-    bad = evaluate("not a model name")  # cannot be a folder, a case or a hub repo id
+    unreadable = evaluate(Request(unreadable_folder))
+    remote = evaluate(Request(toys.remote_toy(tmp_path / "remote"), trust_remote_code=True))
+    bad = evaluate(Request("not a model name"))  # cannot be a folder, a case or a hub repo id
     assert (native.failure, unreadable.failure, remote.failure, bad.failure) == (
         None,
         Failure.UNREADABLE,

@@ -23,12 +23,14 @@ import pytest
 from pytest_tokcompat import cli
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge import child, reaper
-from pytest_tokcompat.judge.evaluate import FAILED, run_case
+from pytest_tokcompat.judge.evaluate import FAILED, evaluate
 from pytest_tokcompat.judge.frames import Binding
 from pytest_tokcompat.judge.job import Job
 from pytest_tokcompat.judge.ladder import Limits, judge
 from pytest_tokcompat.matrix.loader import parse_matrix
 from pytest_tokcompat.model import AttemptStatus, Verdict
+from pytest_tokcompat.request import Request
+from pytest_tokcompat.settings import JudgeSettings
 from tests.helpers import toys
 from tests.unit.judge.test_isolation import judge_within
 
@@ -492,7 +494,9 @@ def test_a_special_or_dangling_tokenizer_file_is_not_checked_and_fails_expect_br
     text = "cases:\n  - {id: special, snapshot: special, expect: broken}\n"
     matrix.write_text(text, encoding="utf-8")
     started = time.monotonic()
-    outcome = run_case(parse_matrix(text, matrix).cases[0], limits=Limits(load_timeout=5))
+    outcome = evaluate(
+        Request(parse_matrix(text, matrix).cases[0], settings=JudgeSettings(limits=Limits(load_timeout=5)))
+    )
     assert time.monotonic() - started < 4, "the judge waited on the file instead of refusing it"
     assert (outcome.status, outcome.verdict) == (FAILED, "not-checked")
     assert f"{folder / name}" in outcome.message and said in outcome.message
@@ -505,7 +509,7 @@ def test_expect_broken_still_passes_on_a_truly_broken_checkpoint(tmp_path: Path)
     matrix = tmp_path / "models.yaml"
     text = "cases:\n  - {id: special, snapshot: special, expect: broken}\n"
     matrix.write_text(text, encoding="utf-8")
-    outcome = run_case(parse_matrix(text, matrix).cases[0])
+    outcome = evaluate(Request(parse_matrix(text, matrix).cases[0]))
     assert (outcome.status, outcome.verdict) == ("passed", "broken")
 
 

@@ -9,10 +9,12 @@ import pytest
 import transformers
 from packaging.version import Version
 
-from pytest_tokcompat.judge.evaluate import FAILED, run_case
+from pytest_tokcompat.judge.evaluate import FAILED, evaluate
 from pytest_tokcompat.judge.isolation import registry_fingerprint
 from pytest_tokcompat.judge.ladder import Limits, judge
 from pytest_tokcompat.matrix.loader import parse_matrix
+from pytest_tokcompat.request import Request
+from pytest_tokcompat.settings import JudgeSettings
 from tests.helpers import toys
 
 pytest_plugins = ["pytester"]
@@ -29,7 +31,7 @@ def case_for(folder: Path, expect: str = "native", trust: bool = False) -> objec
 def test_config_that_is_not_json_is_not_checked_with_the_file_named(tmp_path: Path) -> None:
     folder = toys.native_toy(tmp_path / "bad-json")
     (folder / "config.json").write_text("{not json")
-    outcome = run_case(case_for(folder))
+    outcome = evaluate(Request(case_for(folder)))
     assert (outcome.status, outcome.verdict) == (FAILED, "not-checked")
     assert "config.json is not valid JSON" in outcome.message and "re-download it" in outcome.message
 
@@ -37,7 +39,7 @@ def test_config_that_is_not_json_is_not_checked_with_the_file_named(tmp_path: Pa
 def test_config_that_is_not_an_object_never_satisfies_expect_broken(tmp_path: Path) -> None:
     folder = toys.native_toy(tmp_path / "list-config")
     (folder / "config.json").write_text("[1, 2]")
-    outcome = run_case(case_for(folder, expect="broken"))
+    outcome = evaluate(Request(case_for(folder, expect="broken")))
     assert (outcome.status, outcome.verdict) == (FAILED, "not-checked")
     assert (
         outcome.message.startswith("not checked: ") and "must hold a JSON object, not list" in outcome.message
@@ -56,7 +58,7 @@ def test_truncated_tokenizer_json_is_not_checked(tmp_path: Path) -> None:
     folder = toys.native_toy(tmp_path / "truncated")
     data = (folder / "tokenizer.json").read_bytes()
     (folder / "tokenizer.json").write_bytes(data[: len(data) // 2])
-    outcome = run_case(case_for(folder, expect="broken"))
+    outcome = evaluate(Request(case_for(folder, expect="broken")))
     assert (outcome.status, outcome.verdict) == (FAILED, "not-checked")
     assert outcome.message.startswith("not checked: ")
     assert "tokenizer.json is not a valid tokenizer.json" in outcome.message
@@ -110,7 +112,9 @@ def test_remote_code_that_hangs_is_stopped_and_reported(tmp_path: Path) -> None:
 
 def test_tokenizer_file_over_the_size_cap_is_refused_and_not_checked(tmp_path: Path) -> None:
     folder = toys.native_toy(tmp_path / "huge")
-    outcome = run_case(case_for(folder, expect="broken"), limits=Limits(max_file_mb=0.001))
+    outcome = evaluate(
+        Request(case_for(folder, expect="broken"), settings=JudgeSettings(limits=Limits(max_file_mb=0.001)))
+    )
     assert (outcome.status, outcome.verdict) == (FAILED, "not-checked")
     assert "over the 0.001 MB cap" in outcome.message and "--tokcompat-max-file-mb" in outcome.message
 

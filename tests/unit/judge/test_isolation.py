@@ -22,11 +22,12 @@ import pytest
 from pytest_tokcompat import cli
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge import child
-from pytest_tokcompat.judge.evaluate import FAILED, run_case
+from pytest_tokcompat.judge.evaluate import FAILED, evaluate
 from pytest_tokcompat.judge.ladder import Judgement, Limits, judge
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.matrix.loader import parse_matrix
 from pytest_tokcompat.model import AttemptStatus, Verdict
+from pytest_tokcompat.request import Request
 from tests.helpers import toys
 from tests.helpers.matrices import write_matrix
 
@@ -158,7 +159,7 @@ def test_a_rust_panic_from_data_alone_is_reported_and_never_broken(tmp_path: Pat
     matrix = tmp_path / "models.yaml"
     text = "cases:\n  - {id: panics, snapshot: panics, expect: broken}\n"
     matrix.write_text(text)
-    outcome = run_case(parse_matrix(text, matrix).cases[0])
+    outcome = evaluate(Request(parse_matrix(text, matrix).cases[0]))
     assert (outcome.status, outcome.verdict) == (FAILED, "not-checked")
     assert "not checked: the ground truth could not be computed" in outcome.message
 

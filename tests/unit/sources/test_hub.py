@@ -18,8 +18,9 @@ import pytest
 from huggingface_hub.utils import filter_repo_objects
 
 from pytest_tokcompat import cli
-from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, NotReachable, NotRunnable, run_case
+from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, NotReachable, NotRunnable, evaluate
 from pytest_tokcompat.matrix.loader import load_matrix
+from pytest_tokcompat.request import Request
 from pytest_tokcompat.sources import hub, remote_code
 from pytest_tokcompat.sources.resolve import describe, resolve_name
 from tests.helpers import hubcache, hubserver, toys
@@ -115,8 +116,8 @@ def test_a_revision_not_in_the_cache_names_what_the_cache_holds(cache: Path, tmp
         assert f"{repo}@{revision} is not in the hub cache" in message
         assert f"refs [main -> {commit[:12]}]" in message
         assert f"--revision {revision}" in message
-    outcome = run_case(
-        case_of(tmp_path, f"  - {{id: ds, repo: {DEEPSEEK}, revision: v1.0, expect: native}}\n")
+    outcome = evaluate(
+        Request(case_of(tmp_path, f"  - {{id: ds, repo: {DEEPSEEK}, revision: v1.0, expect: native}}\n"))
     )
     assert outcome.status == NOT_CHECKED and "not in the hub cache" in outcome.message
 
@@ -187,7 +188,7 @@ def test_remote_code_at_a_branch_or_tag_is_refused(cache: Path, tmp_path: Path, 
     case = case_of(
         tmp_path, f"  - {{id: k, repo: {repo}, trust_remote_code: true{pinned}, expect: auto_map}}\n"
     )
-    outcome = run_case(case)
+    outcome = evaluate(Request(case))
     assert outcome.status == FAILED and "trust_remote_code is refused" in outcome.message
     assert hub.resolve_repo(repo, revision).is_dir()  # without remote code, a branch is fine
 

@@ -16,8 +16,9 @@ from typing import ClassVar
 import pytest
 
 from pytest_tokcompat.cli import main
-from pytest_tokcompat.judge.evaluate import NOT_CHECKED, PASSED, run_case
+from pytest_tokcompat.judge.evaluate import NOT_CHECKED, PASSED, evaluate
 from pytest_tokcompat.matrix.loader import load_matrix
+from pytest_tokcompat.request import Request
 from pytest_tokcompat.sources import hub
 from tests.helpers import hubcache, hubserver, toys
 
@@ -67,7 +68,7 @@ def test_a_kept_file_list_names_the_missing_files_and_the_command_that_fetches_t
     matrix.write_text(
         f"version: 1\ncases:\n  - {{id: partial, repo: {REPO}, revision: '{commit}', expect: native}}\n"
     )
-    outcome = run_case(load_matrix(matrix).cases[0])
+    outcome = evaluate(Request(load_matrix(matrix).cases[0]))
     assert outcome.status == NOT_CHECKED and outcome.judgement is None
     assert "the revision has 3 tokenizer files and the cache lacks tokenizer_config.json" in outcome.message
     assert f"run `hf download {REPO} --revision {commit} tokenizer_config.json`" in outcome.message
@@ -95,7 +96,9 @@ def test_a_complete_revision_is_judged_and_its_file_list_kept_beside_the_files(
     matrix = tmp_path / "models.yaml"
     matrix.write_text(f"version: 1\ncases:\n  - {{id: full, repo: {REPO}, expect: native}}\n")
     case = load_matrix(matrix).cases[0]
-    assert run_case(case).status == PASSED  # huggingface_hub's cached tree listing says what the revision has
+    assert (
+        evaluate(Request(case)).status == PASSED
+    )  # huggingface_hub's cached tree listing says what the revision has
     kept = json.loads((snapshot / hub.LISTING_FILE).read_text())
     assert kept == {
         "repo": REPO,
@@ -103,7 +106,7 @@ def test_a_complete_revision_is_judged_and_its_file_list_kept_beside_the_files(
         "files": ["config.json", "tokenizer.json", "tokenizer_config.json"],
     }
     (cache / "models--toy--partial" / "trees" / f"{commit}.json").unlink()
-    assert run_case(case).status == PASSED  # the kept list is enough
+    assert evaluate(Request(case)).status == PASSED  # the kept list is enough
 
 
 # ---- online: the file list is asked of the hub (a local server) and kept -----------------------------------

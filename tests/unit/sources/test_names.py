@@ -97,8 +97,9 @@ def local_hub() -> Iterator[hubserver.LocalHub]:
 
 def _check_record(name: str) -> dict[str, Any]:
     from pytest_tokcompat.judge.evaluate import evaluate
+    from pytest_tokcompat.request import Request
 
-    return evaluate(name, matrix=bundled_matrix()).to_json()
+    return evaluate(Request(name, matrix=bundled_matrix())).to_json()
 
 
 # ---- 2. bare hub names ----------------------------------------------------------------------------------

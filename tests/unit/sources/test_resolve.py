@@ -13,6 +13,7 @@ import pytest
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.errors import NotReachable, NotRunnable, UnknownName
 from pytest_tokcompat.matrix.loader import bundled_matrix, default_matrix, find_rootdir, load_matrix
+from pytest_tokcompat.request import Request
 from pytest_tokcompat.sources.resolve import MatchedBy, Source, describe, identify, resolve
 from pytest_tokcompat.sources.snapshots import materialize
 from tests.helpers import toys
@@ -105,7 +106,7 @@ def test_a_copied_assembled_entry_is_judged_from_the_verified_cache_entry(
 
 def test_a_bare_folder_has_no_case(tmp_path: Path) -> None:
     folder = toys.native_toy(tmp_path / "native")
-    checkpoint = resolve(folder, texts=["extra text"])
+    checkpoint = resolve(Request(folder, texts=("extra text",)))
     assert (checkpoint.case, checkpoint.source, checkpoint.golden_path) == (None, Source.FOLDER, None)
     assert checkpoint.folder == folder and checkpoint.texts == ("extra text",)
 
@@ -144,10 +145,10 @@ def test_the_entrys_opt_in_applies_to_matrix_runs_only(tmp_path: Path) -> None:
     )
     case = load_matrix(matrix).cases[0]
     assert resolve(case).trust_remote_code is True  # the matrix's own run
-    by_name = resolve("r", matrix=matrix)
+    by_name = resolve(Request("r", matrix=matrix))
     assert by_name.trust_remote_code is False
     assert any("opts in to trust_remote_code for the matrix's own runs" in note for note in by_name.notes)
-    assert resolve("r", matrix=matrix, trust_remote_code=True).trust_remote_code is True
+    assert resolve(Request("r", matrix=matrix, trust_remote_code=True)).trust_remote_code is True
 
 
 def test_identify_touches_no_file_and_describe_says_where_a_name_goes(cache: Path) -> None:
@@ -182,7 +183,7 @@ def test_an_opted_in_local_folder_with_code_from_another_repo_is_refused(
     monkeypatch.setenv("TOKCOMPAT_CANARY", str(canary))
     folder = cross_repo_toy(tmp_path / "cross")
     with pytest.raises(NotRunnable, match=r"auto_map names code in another repo \('other/repo--"):
-        resolve(folder, trust_remote_code=True)
+        resolve(Request(folder, trust_remote_code=True))
     assert resolve(folder).trust_remote_code is False  # without an opt-in nothing runs, nothing to refuse
     assert main(["check", str(folder), "--trust-remote-code", "--json"]) == 2
     record = json.loads(capsys.readouterr().out)
@@ -191,12 +192,13 @@ def test_an_opted_in_local_folder_with_code_from_another_repo_is_refused(
 
 
 def test_a_matrix_snapshot_with_code_from_another_repo_fails_its_case(tmp_path: Path) -> None:
-    from pytest_tokcompat.judge.evaluate import FAILED, run_case
+    from pytest_tokcompat.judge.evaluate import FAILED, evaluate
+    from pytest_tokcompat.request import Request
 
     cross_repo_toy(tmp_path / "cross")
     matrix = write_matrix(
         tmp_path, "  - {id: c, snapshot: cross, trust_remote_code: true, expect: auto_map}\n"
     )
-    outcome = run_case(load_matrix(matrix).cases[0])
+    outcome = evaluate(Request(load_matrix(matrix).cases[0]))
     assert outcome.status == FAILED and "auto_map names code in another repo" in outcome.message
     assert outcome.judgement is None  # refused before anything loads
