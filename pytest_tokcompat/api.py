@@ -23,8 +23,8 @@ from pytest_tokcompat.judge.evaluation import Evaluation
 from pytest_tokcompat.judge.judgement import BROKEN, REMEDIES, Judgement
 from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping
 from pytest_tokcompat.matrix.loader import bundled_matrix
+from pytest_tokcompat.matrix.settings import library_settings
 from pytest_tokcompat.request import Request
-from pytest_tokcompat.settings import judge_settings_from_environment
 from pytest_tokcompat.sources.resolve import Checkpoint, Source
 
 HUB, FOLDER, SNAPSHOT, FALLBACK = Source.HUB, Source.FOLDER, Source.SNAPSHOT, Source.FALLBACK
@@ -154,7 +154,7 @@ def load_tokenizer(
         keep_tokenizer=True,
         aliases=tuple(declared),
         verdict_cache=cache,
-        settings=judge_settings_from_environment(),  # once per call: the limits, isolation and caches
+        settings=library_settings(),  # once per call: the variables, then [tool.tokcompat]
     )
     evaluation = evaluate(request)
     loaded = loaded_from(evaluation, name_or_path)

@@ -45,6 +45,9 @@ class Setting:
     zero: Literal["off", "allowed", "refused"] = "refused"
     """For a number: ``0`` switches it off (a time limit, a memory cap), is a size of its own, or is refused."""
     choices: tuple[str, ...] = ()
+    library_only: bool = False
+    """Only ``load_tokenizer()`` uses it (the verdict cache): a variable and a ``[tool.tokcompat]`` key, which
+    the library reads, and no flag or ini key, which nothing that runs a command or pytest would use."""
 
     @property
     def flag(self) -> str:
@@ -143,7 +146,8 @@ VERDICT_CACHE = Setting(
     "verdict_cache",
     "folder",
     "verdicts",
-    "the verdict cache's folder (load_tokenizer()), or off",
+    "load_tokenizer()'s verdict cache's folder, or off",
+    library_only=True,
 )
 VERDICT_CACHE_MAX_MB = Setting(
     "verdict_cache_max_mb",
@@ -152,6 +156,7 @@ VERDICT_CACHE_MAX_MB = Setting(
     "the verdict cache is pruned to this size after each write, least recently used first",
     "megabytes",
     "allowed",
+    library_only=True,
 )
 TRUTH_CACHE = Setting(
     "truth_cache",
@@ -177,6 +182,8 @@ SETTINGS: tuple[Setting, ...] = (
     TRUTH_CACHE_MAX_MB,
 )
 BY_KEY: Mapping[str, Setting] = {setting.key: setting for setting in SETTINGS}
+OPTIONS: tuple[Setting, ...] = tuple(setting for setting in SETTINGS if not setting.library_only)
+"""The settings that are a flag and an ini key too: what the plugin and the judging commands add."""
 
 
 def or_none(setting: Setting, value: float) -> float | None:
@@ -365,5 +372,6 @@ def passed_on_flags(settings: JudgeSettings) -> list[str]:
 
 
 def given(settings: JudgeSettings) -> list[Setting]:
-    """The settings given a value (by a flag, a variable or a file), not left at their default."""
-    return [setting for setting in SETTINGS if setting.key in settings.origin]
+    """The settings given a value (by a flag, a variable or a file), not left at their default; the
+    library's own (the verdict cache) are nothing a command's runs use."""
+    return [setting for setting in OPTIONS if setting.key in settings.origin]

@@ -252,8 +252,10 @@ def settings_reference() -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for setting in SETTINGS:
+        flag = "-" if setting.library_only else f"`{setting.flag} {setting.metavar}`"
+        ini = "-" if setting.library_only else f"`{setting.ini}`"
         rows.append(
-            f"| {setting.key} | `{setting.flag} {setting.metavar}` | `{setting.ini}` | `{setting.key}` | "
+            f"| {setting.key} | {flag} | {ini} | `{setting.key}` | "
             f"`{setting.variable}` | {_cell(setting.described_default())} | {_cell(setting.help)} |"
         )
     return "\n".join(rows)

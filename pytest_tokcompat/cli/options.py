@@ -45,13 +45,13 @@ def add_reports(parser: argparse.ArgumentParser, nargs: str, help: str) -> None:
 
 def add_judge_settings(parser: argparse.ArgumentParser) -> None:
     """The judge's settings as flags (``--tokcompat-load-timeout``...), from the table the plugin's come from
-    (:data:`pytest_tokcompat.settings.SETTINGS`): the same names for a command and for pytest."""
-    from pytest_tokcompat.settings import SETTINGS
+    (:data:`pytest_tokcompat.settings.OPTIONS`): the same names for a command and for pytest."""
+    from pytest_tokcompat.settings import OPTIONS
 
     group = parser.add_argument_group(
         "the judge's settings", "each also $TOKCOMPAT_<KEY>, [tool.tokcompat] <key>; the flag wins"
     )
-    for setting in SETTINGS:
+    for setting in OPTIONS:
         group.add_argument(
             setting.flag, **setting.option(), help=f"{setting.help} (default {setting.described_default()})"
         )
@@ -60,10 +60,10 @@ def add_judge_settings(parser: argparse.ArgumentParser) -> None:
 def command_settings(args: argparse.Namespace) -> Settings:
     """The command's settings, built once: its flags, then the environment, [tool.tokcompat], the defaults."""
     from pytest_tokcompat.matrix.settings import resolve_settings
-    from pytest_tokcompat.settings import SETTINGS
+    from pytest_tokcompat.settings import OPTIONS
 
     flags = {key: getattr(args, attribute, None) for key, attribute in SETTINGS_FLAGS.items()}
-    flags.update({setting.key: getattr(args, setting.dest, None) for setting in SETTINGS})
+    flags.update({setting.key: getattr(args, setting.dest, None) for setting in OPTIONS})
     return resolve_settings(flags=flags)
 
 

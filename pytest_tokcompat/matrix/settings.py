@@ -139,6 +139,15 @@ def find_project_config(start: Path, environ: Mapping[str, str] | None = None) -
     return ProjectConfig()
 
 
+def library_settings(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> JudgeSettings:
+    """The judge's settings of a library call (``load_tokenizer()``), which has no flags and no ini file:
+    the variables, then ``[tool.tokcompat]`` of the nearest ``pyproject.toml`` with one, then the defaults."""
+    here = Path(os.path.abspath(Path.cwd() if cwd is None else cwd))
+    project = find_project_config(here, environ)
+    table = (f"{project.path} [{TABLE}]", project.values, project.folder) if project.folder else None
+    return resolve_judge_settings(environ=environ, table=table, cwd=here)
+
+
 def resolve_settings(
     *,
     cwd: Path | None = None,

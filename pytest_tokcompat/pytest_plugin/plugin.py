@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_tokcompat.pytest_plugin.keys import RECORD_KEY, REPORT_ATTRIBUTE
-from pytest_tokcompat.settings import SETTINGS
+from pytest_tokcompat.settings import OPTIONS
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -59,9 +59,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="fail, rather than skip, cases whose hub files cannot be had",
     )
-    for (
-        setting
-    ) in SETTINGS:  # the judge's settings: flag, ini key, $TOKCOMPAT_<KEY> (pytest_tokcompat/settings.py)
+    # The judge's settings, from their one table (pytest_tokcompat/settings.py): a flag and an ini key each.
+    for setting in OPTIONS:
         group.addoption(
             setting.flag,
             **setting.option(),

@@ -29,7 +29,7 @@ from pytest_tokcompat.matrix.clients import (
 from pytest_tokcompat.matrix.loader import Case, Matrix, load_matrix
 from pytest_tokcompat.matrix.settings import Settings, resolve_settings
 from pytest_tokcompat.pytest_plugin.hookcalls import results_by_plugin
-from pytest_tokcompat.settings import SETTINGS, JudgeSettings
+from pytest_tokcompat.settings import OPTIONS, JudgeSettings
 
 if TYPE_CHECKING:
     from pytest_tokcompat.judge.judgement import Judgement, Limits
@@ -55,12 +55,12 @@ def run_settings(config: pytest.Config) -> Settings:
                 flags={
                     "matrix": config.getoption("tokcompat_matrix"),
                     "report": config.getoption("tokcompat_report"),
-                    **{setting.key: config.getoption(setting.dest) for setting in SETTINGS},
+                    **{setting.key: config.getoption(setting.dest) for setting in OPTIONS},
                 },
                 ini={
                     "matrix": config.getini("tokcompat_matrix"),
                     "loaders": config.getini("tokcompat_loaders"),
-                    **{setting.key: config.getini(setting.ini) for setting in SETTINGS},
+                    **{setting.key: config.getini(setting.ini) for setting in OPTIONS},
                 },
                 ini_root=Path(config.rootpath),
             )

@@ -424,8 +424,6 @@ def test_limit_options_have_their_real_defaults_shown_in_help(pytester: pytest.P
         ("max_file_mb", ("7", "9", "11", "13")),
         ("max_memory_mb", ("7", "9", "11", "13")),
         ("isolation", ("spawn", "inprocess", "process", "spawn")),
-        ("verdict_cache", ("ini-v", "toml-v", "env-v", "flag-v")),
-        ("verdict_cache_max_mb", ("7", "9", "11", "13")),
         ("truth_cache", ("ini-t", "toml-t", "env-t", "off")),
         ("truth_cache_max_mb", ("7", "9", "11", "0")),
     ],

@@ -16,6 +16,7 @@ from pytest_tokcompat.ci import bisect
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.errors import CheckpointError
 from pytest_tokcompat.settings import (
+    OPTIONS,
     SETTINGS,
     JudgeSettings,
     SettingError,
@@ -133,3 +134,22 @@ def test_bisect_passes_its_settings_flags_to_each_child_check(
     check = next(c for c in commands if "check" in c)
     assert verdict == "native" and check[-1] == "--tokcompat-load-timeout=60"
     assert "check" in commands[-1] and len(commands) == 3  # control: venv, install, check
+
+
+def test_the_verdict_cache_is_the_librarys_a_variable_and_a_pyproject_key_never_a_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only load_tokenizer() keeps verdicts: a flag of pytest or a command would change nothing."""
+    assert {s.key for s in SETTINGS} - {s.key for s in OPTIONS} == {"verdict_cache", "verdict_cache_max_mb"}
+    given = resolve_judge_settings(environ={"TOKCOMPAT_VERDICT_CACHE": "off"})
+    assert passed_on_flags(given) == [] and passed_on(given) == {}  # nothing a child command would take
+    folder = toys.native_toy(tmp_path / "native")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.tokcompat]\nverdict_cache = "verdicts"\n')
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("TOKCOMPAT_CONFIG", raising=False)
+    assert load_tokenizer(folder).record["verdict_cache"]["state"] == "stored"
+    assert list((project / "verdicts").glob("*/*.json")), "kept where [tool.tokcompat] says"
+    monkeypatch.setenv("TOKCOMPAT_VERDICT_CACHE", "off")  # control: the variable wins over the file
+    assert "verdict_cache" not in load_tokenizer(folder).record
