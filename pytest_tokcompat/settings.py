@@ -8,7 +8,8 @@ entry by looping over the table, the judging commands add the same flags from it
 variable, then ``[tool.tokcompat]``, then the ini key, then the default; a value that cannot be used
 is refused with the name of where it came from (:class:`SettingError`), never silently replaced by
 the default. The result is one frozen :class:`JudgeSettings`, built once by each front-end and
-passed down; the modules below read it, never the environment.
+passed down; the modules below read it, never the environment. The verdict cache's two settings are
+``load_tokenizer()``'s alone (``library_only``): a variable and a ``[tool.tokcompat]`` key, no flag.
 """
 
 from __future__ import annotations

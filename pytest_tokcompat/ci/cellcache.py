@@ -96,9 +96,18 @@ def probe_set() -> str:
 class Keys:
     """Cell keys for one matrix: the part that does not depend on the environment, computed once."""
 
-    def __init__(self, matrix: Matrix, raw: dict[str, Any], clients: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        matrix: Matrix,
+        raw: dict[str, Any],
+        clients: dict[str, Any] | None = None,
+        judged_under: dict[str, str] | None = None,
+    ) -> None:
         self.clients = clients or {}
         """``--with`` requirements and ``--loader`` specs: they change what a cell holds."""
+        self.judged_under = judged_under or {}
+        """The judge's settings given to the grid (``settings.passed_on``: a time limit, a memory cap, the
+        isolation); a cell judged under other limits may hold another result. Left at their defaults: none."""
         self.judge = judge_version()
         self.probes = probe_set()
         self.settings = {k: v for k, v in raw.items() if k not in SETTINGS_IGNORED}
@@ -136,6 +145,7 @@ class Keys:
             "judge": self.judge,
             "probes": self.probes,
             **({"clients": self.clients} if self.clients else {}),
+            **({"judged_under": self.judged_under} if self.judged_under else {}),
         }
         if cell != EXTRAS:
             static = self.static.get(cell)

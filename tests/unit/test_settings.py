@@ -153,3 +153,23 @@ def test_the_verdict_cache_is_the_librarys_a_variable_and_a_pyproject_key_never_
     assert list((project / "verdicts").glob("*/*.json")), "kept where [tool.tokcompat] says"
     monkeypatch.setenv("TOKCOMPAT_VERDICT_CACHE", "off")  # control: the variable wins over the file
     assert "verdict_cache" not in load_tokenizer(folder).record
+
+
+def test_the_isolation_flag_reaches_each_attempt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_tokcompat.judge import child
+
+    folder = toys.native_toy(tmp_path / "native")
+    ran_here: list[str] = []
+    real = child.run_in_process
+
+    def recorded(job: Any, timeout: float | None) -> Any:
+        ran_here.append(job.remedy)
+        return real(job, timeout)
+
+    monkeypatch.setattr(child, "run_in_process", recorded)
+    assert main(["check", str(folder)]) == 0
+    assert ran_here == [], "the default: each attempt in a child process"  # control
+    assert main(["check", str(folder), "--tokcompat-isolation", "inprocess"]) == 0
+    assert ran_here and ran_here[0] == "native", "the command's flag, down to the child's job"

@@ -183,6 +183,18 @@ def test_a_key_changes_with_each_thing_that_determines_the_cell(tmp_path: Path) 
     assert keys_of(path).key("qwen3-0.6b", VERSIONS) not in (qwen, None)
 
 
+def test_the_settings_the_grid_was_given_are_part_of_the_key(tmp_path: Path) -> None:
+    """A cell judged under a 1 s load limit may be not-checked; it is no answer for the default limits."""
+    import yaml
+
+    path = user_matrix(tmp_path)
+    matrix, raw = load_matrix(path), yaml.safe_load(path.read_text())
+    default = Keys(matrix, raw).key("qwen3-0.6b", VERSIONS)
+    assert Keys(matrix, raw, None, {}).key("qwen3-0.6b", VERSIONS) == default, "the defaults: the same cells"
+    short = Keys(matrix, raw, None, {"TOKCOMPAT_LOAD_TIMEOUT": "1"}).key("qwen3-0.6b", VERSIONS)
+    assert short is not None and short != default
+
+
 def test_the_judges_version_is_part_of_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = user_matrix(tmp_path)
     key = keys_of(path).key("qwen3-0.6b", VERSIONS)
