@@ -118,6 +118,13 @@ def absorb(
 def measure(report: Report, remedy: str, found: Found, max_memory_mb: float | None) -> Attempt:
     """The attempt a child reported, its parity computed here: the child's observations replayed into
     check_parity against the truth this process holds (what the child claims of itself is never used)."""
+    if report.tampered:
+        return untrusted_attempt(
+            remedy,
+            "answers recorded after checkpoint code replaced the judge's own code in that process ("
+            + ", ".join(report.tampered)
+            + ")",
+        )
     attempt = Attempt(
         remedy,
         LOAD_ERROR,

@@ -26,6 +26,7 @@ from pytest_tokcompat.judge.loading import (
 from pytest_tokcompat.judge.observed import Questions, observe, questions_for
 from pytest_tokcompat.judge.reading import read_truth
 from pytest_tokcompat.judge.static import static_view
+from pytest_tokcompat.judge.tamper import Snapshot
 from pytest_tokcompat.judge.timelimit import LoadTimeout
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
@@ -74,6 +75,8 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
     still interrupts.
     """
     folder = Path(job.folder)
+    changed = Snapshot.take().changes  # before any checkpoint code runs; bound here, out of its reach
+    record_answers = observe
     try:
         name = job.target.name if job.target is not None else None
         view = static_view(folder, job.registry, name) if job.view is None else view_from(job.view)
@@ -123,7 +126,7 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
             attempt.tokenizer_class = type(loaded).__name__
             emit({"kind": "phase", "phase": "encode"})
             with frozen_clock():
-                observations = observe(loaded, texts, questions, caught, (LoadTimeout,))
+                observations = record_answers(loaded, texts, questions, caught, (LoadTimeout,))
     report = {
         **{key: value for key, value in attempt.to_json().items() if key in _REPORTED},
         "loaded": loaded is not None,
@@ -131,6 +134,7 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
         "seconds": time.perf_counter() - started,
         "warnings": list(messages),
         "observations": observations,
+        "tampered": changed(),
     }
     emit({"kind": "attempt", "attempt": report})
 

@@ -165,6 +165,8 @@ class Report:
     loaded_as: str | None
     undecided: bool
     observations: dict[str, Any] | None
+    tampered: list[str] = field(default_factory=list)
+    """The judge's names checkpoint code replaced in the child (``tamper``): then nothing is used."""
 
 
 def _shown(value: Any) -> str:
@@ -190,6 +192,9 @@ def read_report(data: Any) -> Report:
         raise Malformed("whose 'warnings' is not a list of strings")
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds):
         raise Malformed(f"whose 'seconds' is {_shown(seconds)}, not a number")
+    tampered = data.get("tampered") or []
+    if not isinstance(tampered, list) or not all(isinstance(t, str) for t in tampered):
+        raise Malformed("whose 'tampered' is not a list of strings")
     observations = data.get("observations")
     if loaded:
         _check_observations(observations)
@@ -204,6 +209,7 @@ def read_report(data: Any) -> Report:
         _optional_str(data, "loaded_as"),
         undecided,
         observations,
+        [str(t)[:200] for t in tampered[:10]],
     )
 
 

@@ -116,6 +116,32 @@ def _claim(self):
 
 ladder.Attempt.to_json = _claim
 """,
+    "observe-fed-an-honest-tokenizer": """
+import os
+from transformers import PreTrainedTokenizerFast as _Honest
+import pytest_tokcompat.judge.job as _job
+_observe = _job.observe
+
+def _honest(tokenizer, *args, **kwargs):
+    path = os.path.join(tokenizer.name_or_path, "tokenizer.json")
+    return _observe(_Honest(tokenizer_file=path), *args, **kwargs)
+
+_job.observe = _honest
+""",
+    "a-function-rewritten-in-place": """
+import os
+from transformers import PreTrainedTokenizerFast as _Honest
+from pytest_tokcompat.judge import observed as _observed
+_original = _observed.observe
+_copy = type(_original)(_original.__code__, _original.__globals__, "_copy", _original.__defaults__)
+vars(_observed).update(_copy=_copy, _os=os, _Honest=_Honest)  # new names: what the rewritten code reads
+
+def _honest(tokenizer, *args, **kwargs):
+    path = _os.path.join(tokenizer.name_or_path, "tokenizer.json")
+    return _copy(_Honest(tokenizer_file=path), *args, **kwargs)
+
+_original.__code__ = _honest.__code__
+""",
     "a-forged-ok-frame-then-exit": _FRAMES % json.dumps(_OLD_CLAIM),
     "forged-observations-of-the-wrong-type": _FRAMES % json.dumps(_BAD_OBSERVATIONS),
 }
@@ -160,15 +186,27 @@ def test_what_remote_code_overrides_in_its_child_never_becomes_the_verdict(
         assert code != 0 and record["verdict"] == judgement.verdict, expected
 
 
-def test_control_the_forgeries_run_and_leave_a_right_tokenizer_auto_map(tmp_path: Path) -> None:
-    """Control: the monkeypatching forgery on a remote tokenizer with right ids: the verdict is auto_map
-    (the forgery runs without breaking the load; what decides is what the tokenizer answers)."""
+def test_control_a_right_remote_tokenizer_whose_code_runs_is_auto_map(tmp_path: Path) -> None:
+    """Control: remote code that runs (the marker) beside a tokenizer with right ids, without touching
+    the judge: auto_map. What decides is what the tokenizer answers."""
+    judgement = judge_within(
+        _forging_toy(tmp_path / "toy", "", tmp_path / "ran", wrong_ids=False), trust_remote_code=True
+    )
+    assert (tmp_path / "ran").is_file()
+    assert judgement.verdict == Verdict.AUTO_MAP
+
+
+def test_a_right_tokenizer_whose_code_patches_the_judge_is_not_checked(tmp_path: Path) -> None:
+    """Right ids, but the code replaced the judge's check_parity in its process: the answers were
+    recorded by code the judge no longer owns, so the attempt is not checked (named, one line)."""
     folder = _forging_toy(
         tmp_path / "toy", FORGERIES["check_parity-monkeypatched"], tmp_path / "ran", wrong_ids=False
     )
-    judgement = judge_within(folder, trust_remote_code=True)
+    remote = judge_within(folder, trust_remote_code=True).attempt("auto_map")
     assert (tmp_path / "ran").is_file()
-    assert judgement.verdict == Verdict.AUTO_MAP
+    assert remote is not None and remote.status == AttemptStatus.NOT_CHECKED
+    assert "pytest_tokcompat.judge.parity.check_parity" in (remote.detail or "")
+    assert "\n" not in (remote.detail or "")
 
 
 # ---- the replay is check_parity on what the tokenizer answered ---------------------------------------
