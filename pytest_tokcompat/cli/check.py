@@ -85,6 +85,7 @@ def check_exit_status(evaluation: Evaluation) -> ExitCode:
 
 def _judge_and_print(args: argparse.Namespace) -> ExitCode:
     from pytest_tokcompat.credentials import scrub_data
+    from pytest_tokcompat.judge.child import containment
     from pytest_tokcompat.judge.describe import describe_attempts
     from pytest_tokcompat.judge.evaluate import evaluate
 
@@ -136,6 +137,7 @@ def _judge_and_print(args: argparse.Namespace) -> ExitCode:
     for note in record.get("notes", []):
         say(f"  note: {note}")
     say(describe_attempts(judgement))
+    say(f"  attempts contained by: {containment()}")
     for alarm in record["alarms"]:
         say(f"  ALARM [{alarm['kind']}] {alarm['message']}; {alarm['action']}")
     return code

@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import logging
 import os
 import pickle
 import selectors
@@ -56,6 +57,7 @@ from pytest_tokcompat.judge.wire import (
 from pytest_tokcompat.judge.wire import encode_frame as encode_frame
 from pytest_tokcompat.limits import MAX_MEMORY_MB
 
+log = logging.getLogger("pytest_tokcompat.judge")
 ISOLATION_ENV = "TOKCOMPAT_ISOLATION"
 """process (the default where os.fork exists), spawn (the default elsewhere), or inprocess."""
 MEMORY_ENV = MAX_MEMORY_MB.variable
@@ -65,9 +67,10 @@ SERVER_START_SECONDS = 300.0
 SERVER_REPLY_SECONDS = 5.0
 """How long the fork server may take to answer (a pid, an exit status) before it counts as dead; never
 more than the attempt's own time limit, never less than 1 s."""
-CONTAINMENT = reaper.NAMESPACE
-"""What the fork server is asked for: a PID namespace per attempt (where the kernel allows one, else it
-falls back to a subreaper), or ``reaper.SUBREAPER`` (the fallback, forced: for tests)."""
+CONTAINMENT = reaper.MOUNT_NAMESPACE
+"""What the fork server is asked for: a PID and a mount namespace per attempt (where the kernel allows
+them, else a PID namespace alone, else a subreaper), or ``reaper.NAMESPACE`` / ``reaper.SUBREAPER``
+(a weaker mode, forced: for tests)."""
 
 
 def isolation_mode() -> str:
@@ -131,6 +134,7 @@ class _Server:
         self.owner = os.getpid()
         self.ready: dict[str, Any] | None = None
         self.pending = False
+        self.announced = False
 
     def wait_ready(self) -> dict[str, Any]:
         if self.ready is None:
@@ -143,6 +147,12 @@ class _Server:
                 self.sock.settimeout(None)
         if not self.ready.get("ready"):
             raise ServerUnavailable(f"the judge's fork server could not start: {self.ready.get('error')}")
+        if not self.announced:
+            self.announced = True
+            mode = reaper.describe(str(self.ready.get("containment")))
+            log.info(
+                "the judge's fork server is up (pid %s): attempts contained by %s", self.process.pid, mode
+            )
         return self.ready
 
     def alive(self) -> bool:
@@ -197,6 +207,15 @@ def _server() -> _Server:
         _SERVER = _Server()
     _SERVER.wait_ready()
     return _SERVER
+
+
+def containment() -> str:
+    """How this process's attempts were contained, as a run reports it (``reaper.describe``)."""
+    mode = isolation_mode()
+    if mode != "process":
+        return f"{mode} (proc hidden: no)"
+    ready = _SERVER.ready if _SERVER is not None and _SERVER.ready else {}
+    return reaper.describe(str(ready["containment"])) if "containment" in ready else "process (not started)"
 
 
 def server_version() -> str | None:
