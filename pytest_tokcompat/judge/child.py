@@ -65,8 +65,9 @@ DEFAULT_MAX_MEMORY_MB = MAX_MEMORY_MB.default
 """Address space one attempt may map (RLIMIT_AS); 0 turns the cap off."""
 SERVER_START_SECONDS = 300.0
 SERVER_REPLY_SECONDS = 5.0
-"""How long the fork server may take to answer (a pid, an exit status) before it counts as dead; never
-more than the attempt's own time limit, never less than 1 s."""
+"""How long the fork server may take to answer (a pid, an exit status) before it counts as dead, whatever
+the attempt's own time limit: on a loaded machine a server that forks or reaps takes a second or more,
+and a slow server is not a dead one."""
 CONTAINMENT = reaper.MOUNT_NAMESPACE
 """What the fork server is asked for: a PID and a mount namespace per attempt (where the kernel allows
 them, else a PID namespace alone, else a subreaper), or ``reaper.NAMESPACE`` / ``reaper.SUBREAPER``
@@ -287,10 +288,6 @@ def _scrubbed(run: ChildRun) -> ChildRun:
     return run
 
 
-def _reply_limit(timeout: float | None) -> float:
-    return min(SERVER_REPLY_SECONDS, max(1.0, timeout)) if timeout else SERVER_REPLY_SECONDS
-
-
 def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
     payload = pickle.dumps(job)
     (res_r, res_w), (out_r, out_w), (err_r, err_w), (life_r, life_w) = (os.pipe() for _ in range(4))
@@ -302,7 +299,7 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
     lost: str | None = None
     try:
         if server.pending:  # the exit status of the previous child, which had already reported
-            server.reply(_reply_limit(timeout))
+            server.reply(SERVER_REPLY_SECONDS)
             server.pending = False
         try:
             socket.send_fds(server.sock, [HEADER.pack(len(payload))], theirs)
@@ -310,14 +307,14 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
         finally:
             for descriptor in theirs:
                 os.close(descriptor)
-        target = _Target(int(server.reply(_reply_limit(timeout))["pid"]))
+        target = _Target(int(server.reply(SERVER_REPLY_SECONDS)["pid"]))
         status = _watch(server, target, res_r, out_r, err_r, timeout, run, binding)
     except ServerUnresponsive as error:
-        lost = f"the judge's fork server did not answer within {_reply_limit(timeout):g} s ({error})"
+        lost = f"the judge's fork server did not answer within {SERVER_REPLY_SECONDS:g} s ({error})"
     except (OSError, EOFError, ValueError, KeyError) as error:
         run.messages.append({"kind": "error", "detail": f"the judge's fork server failed: {error}"})
         with contextlib.suppress(subprocess.TimeoutExpired):  # its socket closes a moment before it is gone
-            server.process.wait(0.5)
+            server.process.wait(SERVER_REPLY_SECONDS)  # a moment that a loaded machine stretches
     finally:
         if lost is None and server.process.poll() is not None:
             code = server.process.returncode
@@ -379,17 +376,17 @@ def _watch(
             if terminated_at is not None and killed_at is None and now >= terminated_at + GRACE_SECONDS:
                 target.signal(signal.SIGKILL)
                 killed_at = now
-            if killed_at is not None and now >= killed_at + _reply_limit(timeout):
+            if killed_at is not None and now >= killed_at + SERVER_REPLY_SECONDS:
                 raise ServerUnresponsive(server.state())
             if terminated_at is None:
                 wait = None if deadline is None else deadline - now
             elif killed_at is None:
                 wait = terminated_at + GRACE_SECONDS - now
             else:
-                wait = killed_at + _reply_limit(timeout) - now
+                wait = killed_at + SERVER_REPLY_SECONDS - now
             for key, _ in selector.select(None if wait is None else max(0.0, wait)):
                 if key.fileobj is server.sock:
-                    status = int(server.reply(_reply_limit(timeout))["status"])
+                    status = int(server.reply(SERVER_REPLY_SECONDS)["status"])
                     break
                 descriptor = int(key.fd)
                 try:
