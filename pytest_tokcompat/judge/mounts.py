@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -66,38 +67,55 @@ def _mount(libc: ctypes.CDLL, source: str | None, target: str, fstype: str | Non
 
 def readonly_paths(job: Any) -> list[str]:
     """What the job's attempt reads and must not change: its folder (a hub snapshot's whole repo
-    storage), the hub cache it loads from by repo id, and every folder a link in it points into
-    (a snapshot's blobs); outermost first, none inside another, never ``/``."""
+    storage), the hub cache it loads from by repo id, and what its links point at (a snapshot's
+    blobs); outermost first, none inside another, never ``/``."""
     found: list[str] = []
     folder = getattr(job, "folder", None)
     if folder:
         here = Path(os.path.realpath(folder))
-        found.append(str(here.parent.parent if here.parent.name == "snapshots" else here))
+        found.append(str(here.parent.parent if _in_hub_storage(here) else here))
         found += _link_targets(Path(folder))
     target = getattr(job, "target", None)
     cache_dir = getattr(target, "cache_dir", None)
     if cache_dir:
         found.append(os.path.realpath(cache_dir))
-    return outermost(p for p in found if os.path.isdir(p))
+    return outermost(p for p in found if os.path.exists(p))
+
+
+def _in_hub_storage(folder: Path) -> bool:
+    """Whether ``folder`` is ``models--owner--name/snapshots/<commit>`` of a hub cache."""
+    storage = folder.parent.parent.name
+    return folder.parent.name == "snapshots" and storage.startswith(("models--", "datasets--", "spaces--"))
 
 
 def _link_targets(folder: Path) -> list[str]:
-    """The folders holding what the links under ``folder`` point at."""
+    """What the links under ``folder`` point at: the folder holding each target (a snapshot's blobs), or
+    the target file alone where that folder would be too wide (it holds ``folder``, the temp or home dir)."""
+    wide = [os.path.realpath(p) for p in (folder, tempfile.gettempdir(), os.path.expanduser("~"))]
     targets: list[str] = []
     for root, directories, files in os.walk(folder):
         for name in [*directories, *files]:
             path = os.path.join(root, name)
-            if os.path.islink(path):
-                real = os.path.realpath(path)
-                targets.append(real if os.path.isdir(real) else os.path.dirname(real))
+            if not os.path.islink(path):
+                continue
+            real = os.path.realpath(path)
+            holder = real if os.path.isdir(real) else os.path.dirname(real)
+            if not any(_within(place, holder) for place in wide):
+                targets.append(holder)
+            elif os.path.isfile(real):
+                targets.append(real)
     return targets
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def outermost(paths: Iterable[str]) -> list[str]:
     """The paths without those inside another (and without ``/``: the attempt needs somewhere to write)."""
     kept: list[str] = []
     for path in sorted({os.path.normpath(p) for p in paths}, key=len):
-        if path != os.sep and not any(path == k or path.startswith(k.rstrip(os.sep) + os.sep) for k in kept):
+        if path != os.sep and not any(_within(path, k) for k in kept):
             kept.append(path)
     return kept
 

@@ -206,6 +206,13 @@ def test_the_read_only_paths_are_the_folder_its_hub_storage_and_what_its_links_r
     assert sorted(mounts.readonly_paths(_job(plain))) == sorted(
         [str(plain.resolve()), str(elsewhere.resolve())]
     )
+    (tmp_path / "shared.txt").write_text("b\n", encoding="utf-8")  # beside the folder: its holder holds it
+    (plain / "shared.txt").symlink_to(tmp_path / "shared.txt")
+    assert str((tmp_path / "shared.txt").resolve()) in mounts.readonly_paths(_job(plain))
+    assert str(tmp_path.resolve()) not in mounts.readonly_paths(_job(plain))
+    stand_in = tmp_path / "snapshots" / "a-case"  # a folder named snapshots in no hub cache
+    toys.native_toy(stand_in)
+    assert mounts.readonly_paths(_job(stand_in)) == [str(stand_in.resolve())]
     cache = tmp_path / "hub"
     commit = hubcache.add_repo(cache, "owner/name", {"config.json": b"{}"})
     snapshot = cache / "models--owner--name" / "snapshots" / commit
