@@ -82,6 +82,22 @@ def readonly_paths(job: Any) -> list[str]:
     return outermost(p for p in found if os.path.exists(p))
 
 
+def modules_cache() -> str:
+    """Where transformers copies remote code before importing it (``HF_MODULES_CACHE``), as the fork
+    server's environment, which transformers read at import, has it."""
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"
+    )
+    return os.path.realpath(os.environ.get("HF_MODULES_CACHE") or os.path.join(home, "modules"))
+
+
+def writable_paths(readonly: Iterable[str]) -> list[str]:
+    """What must stay writable inside the read-only paths: the modules cache, where a hub cache holds it
+    (remote code is copied there to run; read-only, every opted-in load would fail as if broken)."""
+    modules = modules_cache()
+    return [modules] if any(_within(modules, path) for path in readonly) and os.path.isdir(modules) else []
+
+
 def _in_hub_storage(folder: Path) -> bool:
     """Whether ``folder`` is ``models--owner--name/snapshots/<commit>`` of a hub cache."""
     storage = folder.parent.parent.name
@@ -120,19 +136,17 @@ def outermost(paths: Iterable[str]) -> list[str]:
     return kept
 
 
-def enter(libc: ctypes.CDLL, readonly: Iterable[str]) -> None:
+def enter(libc: ctypes.CDLL, readonly: list[str], writable: Iterable[str] = ()) -> None:
     """In the attempt's child (PID 1 of its namespace, one thread): its own mounts, a fresh ``/proc``,
-    ``readonly`` bound read-only, then the capabilities that could undo it dropped. MountError: any
-    step failed (the caller does not run the attempt then)."""
+    ``readonly`` bound read-only (``writable`` inside them bound writable again), then the capabilities
+    that could undo it dropped. MountError: any step failed (the caller does not run the attempt then)."""
     _check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     _check(_mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE), "making every mount private")
     _check(_mount(libc, "proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC), "mounting /proc")
-    for path in readonly:
-        kept = os.statvfs(path).f_flag & _KEPT_FLAGS
+    for path, mode in [*((p, _MS_RDONLY) for p in readonly), *((p, 0) for p in writable)]:
+        kept = os.statvfs(path).f_flag & _KEPT_FLAGS  # a bind is remounted with exactly the flags given
         _check(_mount(libc, path, path, None, _MS_BIND | _MS_REC), f"binding {path}")
-        _check(
-            _mount(libc, None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept), f"{path} read-only"
-        )
+        _check(_mount(libc, None, path, None, _MS_REMOUNT | _MS_BIND | mode | kept), f"remounting {path}")
     drop_capabilities(libc, DROPPED_CAPABILITIES)
 
 

@@ -28,6 +28,7 @@ from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge import child, mounts, reaper
 from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.model import Verdict
+from pytest_tokcompat.sources.names import LoadTarget
 from tests.helpers import hubcache, toys
 from tests.unit.judge.test_isolation import judge_within
 
@@ -244,3 +245,27 @@ def test_tokcompat_check_says_which_containment_ran(
     assert cli.main(["check", str(toys.native_toy(tmp_path / "plain"))]) == ExitCode.OK
     hidden = "yes" if containment == reaper.MOUNT_NAMESPACE else "no"
     assert f"  attempts contained by: {containment} (proc hidden: {hidden})\n" in capsys.readouterr().out
+
+
+def test_remote_code_still_runs_where_the_modules_cache_is_inside_a_read_only_folder(
+    mode: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HF_MODULES_CACHE inside the hub cache: transformers copies the remote code there to import it, so
+    that folder stays writable (else every opted-in load would fail, a false broken)."""
+    cache = tmp_path / "hub"
+    modules = cache / "modules"
+    modules.mkdir(parents=True)
+    monkeypatch.setenv("HF_MODULES_CACHE", str(modules))
+    child._shutdown()  # transformers reads HF_MODULES_CACHE when the fork server imports it
+    toy = toys.remote_toy(tmp_path / "toy")
+    files = {path.name: path.read_bytes() for path in sorted(toy.iterdir()) if path.is_file()}
+    commit = hubcache.add_repo(cache, "owner/modules", files)
+    snapshot = cache / "models--owner--modules" / "snapshots" / commit
+    by_id = LoadTarget("owner/modules", revision=commit, cache_dir=str(cache))  # the whole cache read-only
+    judgement = judge_within(snapshot, trust_remote_code=True, target=by_id)
+    assert judgement.verdict == Verdict.AUTO_MAP, judgement.attempts
+    assert any(modules.rglob("tokenization_toy.py")), "transformers did not use the modules cache asked for"
+    target = SimpleNamespace(cache_dir=str(cache))
+    assert mounts.writable_paths(
+        mounts.readonly_paths(SimpleNamespace(folder=str(snapshot), target=target))
+    ) == [str(modules.resolve())]
