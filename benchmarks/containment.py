@@ -5,12 +5,13 @@ Each side is one long-lived probe process: it judges a toy once (the fork server
 then, once per round and in turn with the other side, judges the native toy (one attempt: read the
 checkpoint, load, check parity) and the remote-code toy (two attempts: native fails, auto_map loads)
 ``--loops`` times each, and reports the wall time per attempt. Short rounds in turn keep a shared
-machine's load, which drifts over seconds, the same for both sides. Now pays for a PID namespace per attempt (or the subreaper's reaping), the frames' binding,
+machine's load, which drifts over seconds, the same for both sides. Now pays for a PID and a mount namespace per attempt (or the subreaper's reaping), the frames' binding,
 the checks of the checkpoint's files and the fork server's stopped check; the baseline is a
 ``git worktree`` of 285bdb3 imported first on ``PYTHONPATH`` by this same interpreter (the
 dependencies did not change, and the probe checks which copy it imported). Rounds alternate
 (baseline, now, now, baseline, ...); the figure is the ratio of the medians, against the target
-(<= 1.1x). ``--subreaper`` measures the fallback (no PID namespace) on the current side as well.
+(<= 1.1x). ``--subreaper`` measures the fallback (no PID namespace) on the current side as well,
+``--pid-namespace`` a PID namespace without the mount namespace (what the fresh ``/proc`` costs).
 
 Run:  python benchmarks/containment.py [--reps 30] [--loops 2] [--baseline 285bdb3] [--json OUT] [--no-wait]
 """
@@ -28,15 +29,17 @@ from _common import PYTHON, REPO, bench_env, median, verdict, wait_until_quiet, 
 
 TARGET = 1.1
 PROBE = """
-import json, sys, tempfile, time
+import importlib.util, json, sys, tempfile, time
 from pathlib import Path
-sys.path.insert(0, {repo!r})
-from tests.helpers import toys
+# the toys of this checkout, by file: the repo on sys.path would shadow the side's own package
+_spec = importlib.util.spec_from_file_location("_bench_toys", {toys!r})
+toys = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(toys)
 import pytest_tokcompat
 from pytest_tokcompat.judge import child
 from pytest_tokcompat.judge.ladder import judge
-if {subreaper!r}:
-    child.CONTAINMENT = "subreaper"
+if {containment!r}:
+    child.CONTAINMENT = {containment!r}
 folder = Path(tempfile.mkdtemp(prefix="tokcompat-bench-containment-"))
 native, remote = toys.native_toy(folder / "native"), toys.remote_toy(folder / "remote")
 judge(native)  # the fork server starts: not measured
@@ -58,8 +61,8 @@ for line in sys.stdin:
 class Probe:
     """One side's long-lived process, its fork server warm: each round judges ``loops`` times on request."""
 
-    def __init__(self, root: Path, subreaper: bool) -> None:
-        code = PROBE.format(repo=str(REPO), subreaper=subreaper)
+    def __init__(self, root: Path, containment: str | None) -> None:
+        code = PROBE.format(toys=str(REPO / "tests" / "helpers" / "toys.py"), containment=containment)
         env = bench_env(PYTHONPATH=str(root), TOKCOMPAT_ISOLATION="process")
         self.process = subprocess.Popen(
             [PYTHON, "-c", code], cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -98,6 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--subreaper", action="store_true", help="also measure the fallback (no PID namespace)"
     )
+    parser.add_argument(
+        "--pid-namespace",
+        action="store_true",
+        help="also measure a PID namespace without the mount namespace",
+    )
     parser.add_argument("--json", default=None, help="write the figures to this JSON file")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     args = parser.parse_args(argv)
@@ -112,13 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run(
         ["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(baseline), commit], check=True
     )
-    sides = {"baseline": (baseline, False), "now": (REPO, False)}
+    sides: dict[str, tuple[Path, str | None]] = {"baseline": (baseline, None), "now": (REPO, None)}
     if args.subreaper:
-        sides["now-subreaper"] = (REPO, True)
+        sides["now-subreaper"] = (REPO, "subreaper")
+    if args.pid_namespace:
+        sides["now-pid-ns"] = (REPO, "pid-namespace")
     times: dict[str, list[float]] = {name: [] for name in sides}
     probes: dict[str, Probe] = {}
     try:
-        probes = {name: Probe(root, subreaper) for name, (root, subreaper) in sides.items()}
+        probes = {name: Probe(root, mode) for name, (root, mode) in sides.items()}
         for each in probes.values():  # unmeasured: the first forks, page cache
             each.round(1)
         for rep in range(args.reps):

@@ -87,6 +87,7 @@ def check_exit_status(evaluation: Evaluation) -> ExitCode:
 
 def _judge_and_print(args: argparse.Namespace) -> ExitCode:
     from pytest_tokcompat.credentials import scrub_data
+    from pytest_tokcompat.judge.child import containment
     from pytest_tokcompat.judge.describe import describe_attempts
     from pytest_tokcompat.judge.evaluate import evaluate
     from pytest_tokcompat.request import Request
@@ -141,6 +142,7 @@ def _judge_and_print(args: argparse.Namespace) -> ExitCode:
     for note in record.get("notes", []):
         say(f"  note: {note}")
     say(describe_attempts(judgement))
+    say(f"  attempts contained by: {containment(args.settings.judge.isolation)}")
     for alarm in record["alarms"]:
         say(f"  ALARM [{alarm['kind']}] {alarm['message']}; {alarm['action']}")
     return code

@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import logging
 import os
 import pickle
 import selectors
@@ -55,15 +56,18 @@ from pytest_tokcompat.judge.wire import (
 from pytest_tokcompat.judge.wire import encode_frame as encode_frame
 from pytest_tokcompat.settings import ISOLATION
 
+log = logging.getLogger("pytest_tokcompat.judge")
 ISOLATION_ENV = ISOLATION.variable
 """process (the default where os.fork exists), spawn (the default elsewhere), or inprocess."""
 SERVER_START_SECONDS = 300.0
 SERVER_REPLY_SECONDS = 5.0
-"""How long the fork server may take to answer (a pid, an exit status) before it counts as dead; never
-more than the attempt's own time limit, never less than 1 s."""
-CONTAINMENT = reaper.NAMESPACE
-"""What the fork server is asked for: a PID namespace per attempt (where the kernel allows one, else it
-falls back to a subreaper), or ``reaper.SUBREAPER`` (the fallback, forced: for tests)."""
+"""How long the fork server may take to answer (a pid, an exit status) before it counts as dead, whatever
+the attempt's own time limit: on a loaded machine a server that forks or reaps takes a second or more,
+and a slow server is not a dead one."""
+CONTAINMENT = reaper.MOUNT_NAMESPACE
+"""What the fork server is asked for: a PID and a mount namespace per attempt (where the kernel allows
+them, else a PID namespace alone, else a subreaper), or ``reaper.NAMESPACE`` / ``reaper.SUBREAPER``
+(a weaker mode, forced: for tests)."""
 
 
 def isolation_mode(setting: str = "process") -> str:
@@ -115,6 +119,7 @@ class _Server:
         self.owner = os.getpid()
         self.ready: dict[str, Any] | None = None
         self.pending = False
+        self.announced = False
 
     def wait_ready(self) -> dict[str, Any]:
         if self.ready is None:
@@ -127,6 +132,12 @@ class _Server:
                 self.sock.settimeout(None)
         if not self.ready.get("ready"):
             raise ServerUnavailable(f"the judge's fork server could not start: {self.ready.get('error')}")
+        if not self.announced:
+            self.announced = True
+            mode = reaper.describe(str(self.ready.get("containment")))
+            log.info(
+                "the judge's fork server is up (pid %s): attempts contained by %s", self.process.pid, mode
+            )
         return self.ready
 
     def alive(self) -> bool:
@@ -181,6 +192,16 @@ def _server() -> _Server:
         _SERVER = _Server()
     _SERVER.wait_ready()
     return _SERVER
+
+
+def containment(isolation: str = "process") -> str:
+    """How this process's attempts were contained under the ``isolation`` setting, as a run reports it
+    (``reaper.describe``)."""
+    mode = isolation_mode(isolation)
+    if mode != "process":
+        return f"{mode} (proc hidden: no)"
+    ready = _SERVER.ready if _SERVER is not None and _SERVER.ready else {}
+    return reaper.describe(str(ready["containment"])) if "containment" in ready else "process (not started)"
 
 
 def server_version() -> str | None:
@@ -253,10 +274,6 @@ def _scrubbed(run: ChildRun) -> ChildRun:
     return run
 
 
-def _reply_limit(timeout: float | None) -> float:
-    return min(SERVER_REPLY_SECONDS, max(1.0, timeout)) if timeout else SERVER_REPLY_SECONDS
-
-
 def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
     payload = pickle.dumps(job)
     (res_r, res_w), (out_r, out_w), (err_r, err_w), (life_r, life_w) = (os.pipe() for _ in range(4))
@@ -268,7 +285,7 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
     lost: str | None = None
     try:
         if server.pending:  # the exit status of the previous child, which had already reported
-            server.reply(_reply_limit(timeout))
+            server.reply(SERVER_REPLY_SECONDS)
             server.pending = False
         try:
             socket.send_fds(server.sock, [HEADER.pack(len(payload))], theirs)
@@ -276,14 +293,14 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
         finally:
             for descriptor in theirs:
                 os.close(descriptor)
-        target = _Target(int(server.reply(_reply_limit(timeout))["pid"]))
+        target = _Target(int(server.reply(SERVER_REPLY_SECONDS)["pid"]))
         status = _watch(server, target, res_r, out_r, err_r, timeout, run, binding)
     except ServerUnresponsive as error:
-        lost = f"the judge's fork server did not answer within {_reply_limit(timeout):g} s ({error})"
+        lost = f"the judge's fork server did not answer within {SERVER_REPLY_SECONDS:g} s ({error})"
     except (OSError, EOFError, ValueError, KeyError) as error:
         run.messages.append({"kind": "error", "detail": f"the judge's fork server failed: {error}"})
         with contextlib.suppress(subprocess.TimeoutExpired):  # its socket closes a moment before it is gone
-            server.process.wait(0.5)
+            server.process.wait(SERVER_REPLY_SECONDS)  # a moment that a loaded machine stretches
     finally:
         if lost is None and server.process.poll() is not None:
             code = server.process.returncode
@@ -345,17 +362,17 @@ def _watch(
             if terminated_at is not None and killed_at is None and now >= terminated_at + GRACE_SECONDS:
                 target.signal(signal.SIGKILL)
                 killed_at = now
-            if killed_at is not None and now >= killed_at + _reply_limit(timeout):
+            if killed_at is not None and now >= killed_at + SERVER_REPLY_SECONDS:
                 raise ServerUnresponsive(server.state())
             if terminated_at is None:
                 wait = None if deadline is None else deadline - now
             elif killed_at is None:
                 wait = terminated_at + GRACE_SECONDS - now
             else:
-                wait = killed_at + _reply_limit(timeout) - now
+                wait = killed_at + SERVER_REPLY_SECONDS - now
             for key, _ in selector.select(None if wait is None else max(0.0, wait)):
                 if key.fileobj is server.sock:
-                    status = int(server.reply(_reply_limit(timeout))["status"])
+                    status = int(server.reply(SERVER_REPLY_SECONDS)["status"])
                     break
                 descriptor = int(key.fd)
                 try:

@@ -59,7 +59,7 @@ def _warm_up() -> None:
             pass
 
 
-def serve(fd: int, wanted: str = reaper.NAMESPACE) -> None:
+def serve(fd: int, wanted: str = reaper.MOUNT_NAMESPACE) -> None:
     """The fork server's loop: one child per job, its pid and then its exit status sent back, once the
     child and everything it started are gone."""
     import gc
@@ -94,7 +94,7 @@ def serve(fd: int, wanted: str = reaper.NAMESPACE) -> None:
             try:
                 sock.close()
                 containment.after_fork(in_child=True)
-                _child_main(payload, fds)
+                _child_main(payload, fds, containment)
             finally:
                 os._exit(70)
         if contained:
@@ -130,7 +130,7 @@ def apply_memory_cap(megabytes: float | None) -> None:
         pass
 
 
-def _child_main(payload: bytes, fds: list[int]) -> None:
+def _child_main(payload: bytes, fds: list[int], containment: reaper.Containment) -> None:
     result_fd, out_fd, err_fd, life_fd = fds
     os.setpgid(0, 0)  # the parent kills the whole group, grandchildren included
     if reaper.in_namespace_init():  # PID 1 gets only the signals it handles: the parent's SIGTERM too
@@ -143,15 +143,22 @@ def _child_main(payload: bytes, fds: list[int]) -> None:
     os.close(err_fd)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     job = pickle.loads(payload)
-    threading.Thread(target=_lifeline, args=(life_fd,), daemon=True).start()
-    apply_memory_cap(job.max_memory_mb)
-    enter_context(job)
 
     def emit(message: dict[str, Any]) -> None:
         data = encode_frame(message)
         view = memoryview(data)
         while view:
             view = view[os.write(result_fd, view) :]
+
+    try:
+        containment.enter_mounts(job)  # first: unshare(CLONE_NEWNS) needs a single thread
+    except OSError as error:  # weaker than the server's mode promises: nothing of the job runs
+        emit({"kind": "error", "detail": f"the attempt's mount namespace could not be set up ({error})"})
+        emit({"kind": "end"})
+        os._exit(0)
+    threading.Thread(target=_lifeline, args=(life_fd,), daemon=True).start()
+    apply_memory_cap(job.max_memory_mb)
+    enter_context(job)
 
     # PID 1's end is the namespace's (the kernel kills the rest); else its orphans die before its end frame,
     # after which the parent kills it at once

@@ -5,6 +5,8 @@ outlives the run (it could rewrite the report after pytest exits). So, on Linux,
 each attempt's child the first process (PID 1) of a PID namespace of its own where the kernel allows
 one (``CAP_SYS_ADMIN``): when that process ends, however it ends, the kernel kills every process in
 the namespace, and nothing inside can signal a process outside it (the fork server, the run). Where
+the kernel also allows a mount namespace, the child gets one with a ``/proc`` of its own and its
+checkpoint read-only (``mounts``): then it cannot read the run's ``/proc/<pid>/environ`` either. Where
 it does not, the fork server is a child subreaper (``PR_SET_CHILD_SUBREAPER``): every orphan the
 attempt leaves is re-parented to the server, which kills and reaps all of them before it reports the
 attempt's end. Elsewhere (no prctl) only the process group is killed.
@@ -20,11 +22,21 @@ import sys
 import time
 from pathlib import Path
 
-NAMESPACE, SUBREAPER, GROUP = "pid-namespace", "subreaper", "process-group"
+from pytest_tokcompat.judge import mounts
+
+MOUNT_NAMESPACE, NAMESPACE = "pid+mount-namespace", "pid-namespace"
+SUBREAPER, GROUP = "subreaper", "process-group"
 """How the fork server contains its attempts, strongest first."""
+PROC_HIDDEN = {MOUNT_NAMESPACE: True, NAMESPACE: False, SUBREAPER: False, GROUP: False}
+"""Whether an attempt in each mode is kept from the host's ``/proc`` (other processes' environ, fd, mem)."""
 _PR_SET_CHILD_SUBREAPER = 36
 _CLONE_NEWPID = 0x20000000
 _PROC = Path("/proc")
+
+
+def describe(mode: str) -> str:
+    """The mode as a run reports it: ``pid+mount-namespace (proc hidden: yes)``."""
+    return f"{mode} (proc hidden: {'yes' if PROC_HIDDEN.get(mode) else 'no'})"
 
 
 def _libc() -> ctypes.CDLL | None:
@@ -40,7 +52,7 @@ class Containment:
     """The fork server's side: set up once, then :meth:`before_fork`/:meth:`after_fork` around each
     attempt's fork and :meth:`reap` after it ends."""
 
-    def __init__(self, wanted: str = NAMESPACE) -> None:
+    def __init__(self, wanted: str = MOUNT_NAMESPACE) -> None:
         self._libc = _libc()
         self._own_namespace: int | None = None
         self.mode = GROUP
@@ -48,13 +60,36 @@ class Containment:
             return
         if become_subreaper(self._libc):
             self.mode = SUBREAPER
-        if wanted == NAMESPACE and self.mode == SUBREAPER:
+        if wanted in (NAMESPACE, MOUNT_NAMESPACE) and self.mode == SUBREAPER:
             with contextlib.suppress(OSError):
                 handle = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
                 if self._libc.unshare(_CLONE_NEWPID) == 0 and self._libc.setns(handle, _CLONE_NEWPID) == 0:
                     self._own_namespace, self.mode = handle, NAMESPACE
                 else:
                     os.close(handle)
+        if wanted == MOUNT_NAMESPACE and self.mode == NAMESPACE and self._mounts_work():
+            self.mode = MOUNT_NAMESPACE
+
+    def _mounts_work(self) -> bool:
+        """Try the attempt's mount namespace once, in a throwaway child made like an attempt's."""
+        contained = self.before_fork()
+        pid = os.fork()
+        if pid == 0:
+            self.after_fork(in_child=True)
+            os._exit(mounts.trial(self._libc) if contained and self._libc is not None else 1)
+        if contained:
+            self.after_fork(in_child=False)
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status) == 0
+
+    def enter_mounts(self, job: object) -> None:
+        """In an attempt's child: its own mounts where this server's mode has them (MountError: failed)."""
+        if self.mode != MOUNT_NAMESPACE or self._libc is None:
+            return
+        if not in_namespace_init():  # a fresh /proc would show the host's processes
+            raise mounts.MountError(0, "the attempt is not PID 1 of its own PID namespace")
+        readonly = mounts.readonly_paths(job)
+        mounts.enter(self._libc, readonly, mounts.writable_paths(readonly))
 
     def before_fork(self) -> bool:
         """Make the next child PID 1 of a new PID namespace; False where that failed (then subreaper only)."""

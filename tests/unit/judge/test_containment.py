@@ -7,6 +7,7 @@ without the hostile step gives the verdict it should, so the setup can see what 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -92,15 +93,32 @@ while not os.path.exists(_marker):
 
 
 SIGNAL_SERVER = """
-import os, signal
+import os, signal, time
+_server = int(os.environ.get("TOKCOMPAT_TEST_SERVER_PID") or os.getppid())
+def _say(outcome):
+    with open({outcome!r} + ".tmp", "w") as stream:
+        stream.write(outcome)
+    os.replace({outcome!r} + ".tmp", {outcome!r})
+_say("sent")  # first: once its server is gone the run may kill this attempt at any moment
 try:
-    os.kill(int(os.environ.get("TOKCOMPAT_TEST_SERVER_PID") or os.getppid()), signal.{name})
+    os.kill(_server, signal.{name})
     _outcome = "sent"
 except OSError as error:
     _outcome = type(error).__name__
-with open({outcome!r}, "w") as stream:
-    stream.write(_outcome)
+    _say(_outcome)
+_deadline = time.monotonic() + 60
+while _outcome == "sent" and time.monotonic() < _deadline:  # the signal has struck before the attempt
+    try:  # goes on, however loaded the machine (a killed server takes a while to exit)
+        with open(f"/proc/{{_server}}/stat") as _stream:
+            _state = _stream.read().rpartition(")")[2].split()[0]
+    except OSError:
+        break
+    if _state in {settled!r}:
+        break
+    time.sleep(0.01)
 """
+SETTLED = {"SIGKILL": "ZX", "SIGSTOP": "Tt"}
+"""The server's state once the signal has struck: dead (a zombie until the run reaps it), or stopped."""
 
 
 @linux_only
@@ -126,7 +144,9 @@ def test_a_grandchild_dies_with_its_attempt_even_when_the_attempt_kills_its_fork
     assert child._SERVER is not None
     monkeypatch.setenv("TOKCOMPAT_TEST_SERVER_PID", str(child._SERVER.process.pid))
     marker, outcome = tmp_path / "grandchild.pid", tmp_path / "outcome"
-    prelude = ESCAPE.format(marker=str(marker)) + SIGNAL_SERVER.format(name="SIGKILL", outcome=str(outcome))
+    prelude = ESCAPE.format(marker=str(marker)) + SIGNAL_SERVER.format(
+        name="SIGKILL", outcome=str(outcome), settled=SETTLED["SIGKILL"]
+    )
     judgement = judge_within(toys.hostile_remote_toy(tmp_path / "kills", prelude), trust_remote_code=True)
     grandchild = int(marker.read_text(encoding="utf-8"))
     deadline = time.monotonic() + 5
@@ -177,7 +197,8 @@ def test_an_attempt_that_stops_its_fork_server_is_not_checked_and_the_server_rep
     monkeypatch.setenv("TOKCOMPAT_TEST_SERVER_PID", str(server))
     marker = tmp_path / "outcome"
     folder = toys.hostile_remote_toy(
-        tmp_path / "stops", SIGNAL_SERVER.format(name="SIGSTOP", outcome=str(marker))
+        tmp_path / "stops",
+        SIGNAL_SERVER.format(name="SIGSTOP", outcome=str(marker), settled=SETTLED["SIGSTOP"]),
     )
     started = time.monotonic()
     judgement = judge_within(folder, trust_remote_code=True, limits=Limits(load_timeout=3))
@@ -222,6 +243,34 @@ def test_a_fork_server_stopped_from_outside_mid_attempt_never_hangs_the_run(tmp_
     assert "fork server" in (remote.detail or "") and "stopped" in (remote.detail or "")
     assert judgement.verdict == Verdict.NOT_CHECKED
     assert judge_within(toys.native_toy(tmp_path / "after")).verdict == Verdict.NATIVE
+
+
+@linux_only
+def test_a_fork_server_slowed_past_a_second_is_not_dead_however_short_the_time_limit(tmp_path: Path) -> None:
+    """A loaded machine: the server is not scheduled for 1.5 s while the parent waits for its answer. The
+    attempt's own limit (0.001 s) is what strikes, never a false 'fork server did not answer'."""
+    judge(toys.native_toy(tmp_path / "warm"))
+    assert child._SERVER is not None
+    server = child._SERVER.process.pid
+
+    def resume() -> None:
+        with contextlib.suppress(ProcessLookupError):  # gone: the run took it for dead and replaced it
+            os.kill(server, signal.SIGCONT)
+
+    os.kill(server, signal.SIGSTOP)
+    timer = threading.Timer(1.5, resume)
+    timer.start()
+    try:
+        judgement = judge_within(toys.native_toy(tmp_path / "slow"), limits=Limits(load_timeout=0.001))
+    finally:
+        timer.join()
+        resume()
+    attempt = judgement.attempt("native")
+    assert attempt is not None and attempt.status == AttemptStatus.TIMEOUT, attempt
+    assert "took longer than 0.001 s" in (attempt.detail or "") and "fork server" not in (
+        attempt.detail or ""
+    )
+    assert child._SERVER.process.pid == server, "a slow server was replaced as if it were dead"
 
 
 def test_a_fork_server_that_never_answers_counts_as_dead_at_the_deadline(
