@@ -12,7 +12,10 @@ dependencies did not change, and the probe checks which copy it imported). Round
 (baseline, now, now, baseline, ...); the figure is the ratio of the medians, against the target
 (<= 1.1x). ``--subreaper`` measures the fallback (no PID namespace) on the current side as well.
 
-Run:  python benchmarks/containment.py [--reps 30] [--loops 2] [--baseline 285bdb3] [--json OUT] [--no-wait]
+``--baseline`` may be given more than once (``--baseline c3394de --baseline main``): each is a side of the same
+run, and now is compared with each.
+
+Run:  python benchmarks/containment.py [--reps 30] [--loops 2] [--baseline 285bdb3 ...] [--json OUT] [--no-wait]
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ from _common import PYTHON, REPO, bench_env, median, verdict, wait_until_quiet, 
 
 TARGET = 1.1
 PROBE = """
-import json, sys, tempfile, time
+import importlib.util, json, sys, tempfile, time
 from pathlib import Path
-sys.path.insert(0, {repo!r})
-from tests.helpers import toys
+_spec = importlib.util.spec_from_file_location("tokcompat_bench_toys", {toys!r})  # never the checkout's package
+toys = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(toys)
 import pytest_tokcompat
 from pytest_tokcompat.judge import child
 from pytest_tokcompat.judge.ladder import judge
@@ -59,7 +63,7 @@ class Probe:
     """One side's long-lived process, its fork server warm: each round judges ``loops`` times on request."""
 
     def __init__(self, root: Path, subreaper: bool) -> None:
-        code = PROBE.format(repo=str(REPO), subreaper=subreaper)
+        code = PROBE.format(toys=str(REPO / "tests" / "helpers" / "toys.py"), subreaper=subreaper)
         env = bench_env(PYTHONPATH=str(root), TOKCOMPAT_ISOLATION="process")
         self.process = subprocess.Popen(
             [PYTHON, "-c", code], cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -94,25 +98,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=30, help="rounds, each side in turn")
     parser.add_argument("--loops", type=int, default=2, help="judgements of each toy per round")
-    parser.add_argument("--baseline", default="285bdb3")
+    parser.add_argument("--baseline", action="append", help="a commit to compare with (repeatable; 285bdb3)")
     parser.add_argument(
         "--subreaper", action="store_true", help="also measure the fallback (no PID namespace)"
     )
     parser.add_argument("--json", default=None, help="write the figures to this JSON file")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     args = parser.parse_args(argv)
+    revisions = args.baseline or ["285bdb3"]
 
-    print(f"== containment cost per attempt (judge() on two toys, now vs {args.baseline}) ==")
+    print(f"== containment cost per attempt (judge() on two toys, now vs {', '.join(revisions)}) ==")
     load = 0.0 if args.no_wait else wait_until_quiet()
     work = Path(tempfile.mkdtemp(prefix="tokcompat-bench-containment-"))
-    baseline = work / "baseline"
-    commit = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", args.baseline], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    subprocess.run(
-        ["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(baseline), commit], check=True
-    )
-    sides = {"baseline": (baseline, False), "now": (REPO, False)}
+    commits = {
+        revision: subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", revision], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for revision in revisions
+    }
+    bases = {f"base-{revision}": work / f"baseline-{index}" for index, revision in enumerate(revisions)}
+    sides: dict[str, tuple[Path, bool]] = {}
+    for (name, folder), commit in zip(bases.items(), commits.values(), strict=True):
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(folder), commit], check=True
+        )
+        sides[name] = (folder, False)
+    sides["now"] = (REPO, False)
     if args.subreaper:
         sides["now-subreaper"] = (REPO, True)
     times: dict[str, list[float]] = {name: [] for name in sides}
@@ -132,20 +143,27 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for each in probes.values():
             each.close()
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline)], check=False)
+        for folder in bases.values():
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(folder)], check=False
+            )
         subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], capture_output=True, check=False)
     modes = {name: each.containment for name, each in probes.items()}
-    base = median(times["baseline"])
-    ratios = {name: median(times[name]) / base for name in sides if name != "baseline"}
+    ratios = {
+        f"{name}/{base}": median(times[name]) / median(times[base])
+        for base in bases
+        for name in sides
+        if name not in bases
+    }
     for name in sides:
-        print(f"{name:<14} median {median(times[name]):7.1f} ms/attempt  ({modes[name]})")
+        print(f"{name:<16} median {median(times[name]):7.1f} ms/attempt  ({modes[name]})")
     for name, ratio in ratios.items():
-        print(f"ratio {name}/baseline {ratio:.3f}x  target <= {TARGET}x: {verdict(ratio <= TARGET)}")
+        print(f"ratio {name} {ratio:.3f}x  target <= {TARGET}x: {verdict(ratio <= TARGET)}")
     write_json(
         args.json,
         {
             "name": "containment",
-            "baseline": commit,
+            "baseline": commits,
             "load_before": load,
             "per_attempt_ms": times,
             "containment": modes,

@@ -18,8 +18,9 @@ import pytest
 
 from pytest_tokcompat.judge import child, pristine, reaper, truthcache
 from pytest_tokcompat.judge.evaluate import FAILED, PASSED, evaluate
-from pytest_tokcompat.judge.ladder import judge
+from pytest_tokcompat.judge.ladder import Judgement, judge
 from pytest_tokcompat.judge.pristine import Fingerprint
+from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Verdict
 from tests.helpers import hubcache, toys
 
@@ -253,3 +254,63 @@ def test_the_fingerprints_hashes_are_the_truth_cache_keys(tmp_path: Path) -> Non
     digests = Fingerprint.take({pristine.CHECKPOINT: folder}).digests(pristine.CHECKPOINT)
     assert digests is not None and "tokenizer.json" in digests
     assert truthcache.key_fields(folder, [], None, digests) == truthcache.key_fields(folder, [], None)
+
+
+# ---- a client's loader runs foreign code too ------------------------------------------------------------
+
+REWRITING_LOADER = """
+import os
+from transformers import AutoTokenizer
+
+
+def load(path, rewrite=False):
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    if rewrite:
+        with open(os.path.join(path, "tokenizer.json"), "w") as stream:
+            stream.write("{}")
+    return tokenizer
+"""
+
+
+def judge_with_loaders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rewrite: bool) -> Judgement:
+    (tmp_path / "rewriting_loader.py").write_text(REWRITING_LOADER, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    loaders = [
+        ClientLoader("rewrites", "rewriting_loader", "load", kwargs={"rewrite": rewrite}),
+        ClientLoader("after", "rewriting_loader", "load"),
+    ]
+    return judge(toys.native_toy(tmp_path / "toy"), loaders=loaders)
+
+
+def test_a_loader_that_rewrites_tokenizer_json_makes_the_case_not_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = snapshot(toys.native_toy(tmp_path / "toy"))
+    judgement = judge_with_loaders(tmp_path, monkeypatch, rewrite=True)
+    line = (
+        "attempt loader:rewrites changed tokenizer.json of the checkpoint: its result and every later one is "
+        "not trusted; the files were put back as the judge read them"
+    )
+    assert judgement.verdict == Verdict.NOT_CHECKED and judgement.parity.reason == line
+    rewrites, after = judgement.loaders
+    assert rewrites.attempt.status == AttemptStatus.NOT_CHECKED and rewrites.attempt.detail == line
+    assert after.attempt.status == AttemptStatus.NOT_CHECKED and after.attempt.detail == f"not tried: {line}"
+    assert snapshot(tmp_path / "toy") == before
+
+
+def test_control_loaders_that_write_nothing_keep_the_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judgement = judge_with_loaders(tmp_path, monkeypatch, rewrite=False)
+    assert judgement.verdict == Verdict.NATIVE
+    assert [result.attempt.status for result in judgement.loaders] == [AttemptStatus.OK, AttemptStatus.OK]
+
+
+def test_control_with_the_check_off_the_next_loader_sees_the_rewrite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pristine, "CHECKED", False)
+    judgement = judge_with_loaders(tmp_path, monkeypatch, rewrite=True)
+    rewrites, after = judgement.loaders
+    assert rewrites.attempt.status == AttemptStatus.OK
+    assert after.attempt.status == AttemptStatus.LOAD_ERROR, after.attempt.detail
