@@ -37,6 +37,8 @@ CHECKPOINT = "checkpoint"
 """The root that is the checkpoint folder itself (the others: the hub layout it is loaded through)."""
 SHOWN = 5
 """Names a message lists before it counts the rest."""
+ITSELF = ""
+"""The key of a root's own entry: a folder replaced by a link, or removed, is a change too."""
 
 Stamp = tuple[int, int, int, int, int]
 """What moves when a file's content is written: device, inode, size, mtime and ctime (which no user can set)."""
@@ -78,22 +80,25 @@ def _skipped(relative: str) -> bool:
     return Path(relative).suffix.lower() in WEIGHT_SUFFIXES
 
 
+def _entry_of(path: str) -> Entry:
+    status = os.lstat(path)
+    if stat.S_ISLNK(status.st_mode):
+        return Entry("link", os.readlink(path))
+    return Entry("dir" if stat.S_ISDIR(status.st_mode) else "file", mode=stat.S_IMODE(status.st_mode))
+
+
 def _scan(root: Path) -> dict[str, Entry]:
-    """Every name under ``root`` (links not followed into directories), kind and link text only."""
+    """``root`` itself and every name under it (links not followed into directories): kind, link text, mode."""
     found: dict[str, Entry] = {}
+    with contextlib.suppress(OSError):  # gone: every name it held is gone
+        found[ITSELF] = _entry_of(str(root))
     for here, dirs, files in os.walk(root, followlinks=False):
         for name in (*dirs, *files):
             path = os.path.join(here, name)
             relative = os.path.relpath(path, root).replace(os.sep, "/")
-            if _skipped(relative):
-                continue
-            status = os.lstat(path)
-            if stat.S_ISLNK(status.st_mode):
-                found[relative] = Entry("link", os.readlink(path))
-            elif stat.S_ISDIR(status.st_mode):
-                found[relative] = Entry("dir", mode=stat.S_IMODE(status.st_mode))
-            else:
-                found[relative] = Entry("file", mode=stat.S_IMODE(status.st_mode))
+            if not _skipped(relative):
+                with contextlib.suppress(FileNotFoundError):  # removed while the folder is read
+                    found[relative] = _entry_of(path)
         dirs[:] = [d for d in dirs if not _skipped(os.path.relpath(os.path.join(here, d), root))]
     return found
 
@@ -116,7 +121,7 @@ class Fingerprint:
         for label, root in roots.items():
             entries = _scan(root)
             for relative, entry in entries.items():
-                if entry.kind == "dir":
+                if entry.kind == "dir" or relative == ITSELF:
                     continue
                 real = os.path.realpath(root / relative)
                 if not os.path.isfile(real):
@@ -145,14 +150,10 @@ class Fingerprint:
         moved: dict[str, bool] = {}
         reported: set[str] = set()
         for label, root in self.roots.items():
-            try:
-                now = _scan(root)
-            except OSError:
-                now = {}
-            then = self.entries[label]
+            now, then = _scan(root), self.entries[label]
             prefix = "" if label == CHECKPOINT else f"{label} "
             for relative in sorted(then.keys() | now.keys()):
-                name = prefix + terminal(relative)
+                name = prefix + (terminal(relative) if relative != ITSELF else "folder")
                 was, seen = then.get(relative), now.get(relative)
                 if was is None:
                     changed.append(f"{name} (added)")
@@ -184,14 +185,18 @@ class Fingerprint:
         problems: list[str] = []
         for label, root in self.roots.items():
             then = self.entries[label]
-            try:
-                now = _scan(root)
-            except OSError:
-                now = {}
+            with _noting(problems, str(root)):  # the folder itself first: replaced by a link, or gone
+                self._put_back(root, then[ITSELF], _scan(root).get(ITSELF))
+            now = _scan(root)
+            for relative, was in then.items():  # a folder made read-only would refuse what follows
+                seen = now.get(relative)
+                if was.kind == "dir" and seen is not None and seen.kind == "dir" and seen.mode != was.mode:
+                    with _noting(problems, relative):
+                        os.chmod(root / relative, was.mode)
             for relative in sorted(now.keys() - then.keys(), key=len, reverse=True):
                 with _noting(problems, relative):
                     _remove(root / relative)
-            for relative in sorted(then, key=lambda name: name.count("/")):
+            for relative in sorted(then.keys() - {ITSELF}, key=lambda name: name.count("/")):
                 with _noting(problems, relative):
                     self._put_back(root / relative, then[relative], now.get(relative))
         for real, kept in self.contents.items():
@@ -208,7 +213,7 @@ class Fingerprint:
         if seen is not None:
             _remove(path)
         if was.kind == "dir":
-            path.mkdir(mode=was.mode or 0o755)
+            path.mkdir(mode=was.mode or 0o755, parents=True)
         elif was.kind == "link":
             assert was.target is not None
             os.symlink(was.target, path)

@@ -246,6 +246,27 @@ def test_a_touch_is_no_change_and_a_retargeted_link_or_removal_is(tmp_path: Path
     assert os.readlink(folder / "vocab.json") == str(tmp_path / "elsewhere.json")
 
 
+def test_a_folder_removed_or_made_read_only_is_put_back(tmp_path: Path) -> None:
+    import shutil
+
+    folder = toys.native_toy(tmp_path / "native")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "vocab.txt").write_text("a\nb\n", encoding="utf-8")
+    before = snapshot(folder)
+    taken = Fingerprint.take({pristine.CHECKPOINT: folder})
+    shutil.rmtree(folder)
+    assert "folder (removed)" in taken.changes()
+    assert taken.restore() == [] and snapshot(folder) == before
+    (folder / "sub" / "vocab.txt").write_text("x", encoding="utf-8")
+    (folder / "sub").chmod(0o555)  # refuses a new file in it (not to root): its mode is put back first
+    try:
+        assert taken.changes() == ["sub/vocab.txt"]
+        assert taken.restore() == [] and snapshot(folder) == before
+        assert ((folder / "sub").stat().st_mode & 0o777) != 0o555
+    finally:
+        (folder / "sub").chmod(0o755)
+
+
 def test_the_fingerprints_hashes_are_the_truth_cache_keys(tmp_path: Path) -> None:
     folder = toys.remote_toy(tmp_path / "remote")
     (folder / ".marks").mkdir()
