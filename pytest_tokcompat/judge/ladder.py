@@ -155,7 +155,8 @@ def judge(
         if remedy == "auto_map" and found.view is not None:
             attempt.remote_files = list(found.view.remote_code_files)
         attempts.append(attempt)
-        stop = _distrusted(attempt, watch.after(remedy, ran_code=remedy == "auto_map"))
+        if _distrusted(attempt, watch.after(remedy, ran_code=remedy == "auto_map")) is not None:
+            stop = watch.not_tried()
         if stop is None and (found.view is None or found.texts is None):
             stop = f"the checkpoint could not be read ({attempt.detail})"
         if stop is None and attempt.status in (OK, AttemptStatus.NOT_CHECKED):
@@ -283,7 +284,7 @@ def _judge_loader(
 
     name = f"loader:{loader.name}"
     if found.view is None or found.texts is None or watch.changed is not None:
-        why = watch.changed or stop
+        why = watch.not_tried() or stop
         return LoaderResult(loader, Attempt(name, AttemptStatus.NOT_CHECKED, f"not tried: {why}"))
     job = make_job(folder, None, None, found, loader=loader, **given)
     job.environ = client_environ(job.environ)

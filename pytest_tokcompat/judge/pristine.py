@@ -283,6 +283,10 @@ class Watch:
             with contextlib.suppress(OSError):  # unreadable files are the judgement's to report
                 self.fingerprint = Fingerprint.take(roots_of(folder, target))
 
+    def not_tried(self) -> str | None:
+        """Why a later attempt is not run, once the files were changed (the attempt that did says what)."""
+        return f"attempt {self.ran} changed the checkpoint's files" if self.changed is not None else None
+
     def digests(self) -> dict[str, str] | None:
         """The checkpoint's hashes for the truth cache's key (None: not taken here)."""
         return self.fingerprint.digests(CHECKPOINT) if self.fingerprint is not None else None
