@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tokcompat.judge import child, pristine, reaper, truthcache
+from pytest_tokcompat.api import load_tokenizer
+from pytest_tokcompat.errors import TokenizerBroken
+from pytest_tokcompat.judge import child, pristine, reaper, truthcache, verdicts
 from pytest_tokcompat.judge.evaluate import FAILED, PASSED, evaluate
 from pytest_tokcompat.judge.ladder import Judgement, judge
 from pytest_tokcompat.judge.pristine import Fingerprint
@@ -71,6 +73,10 @@ def truth_entries() -> list[Path]:
     return list(Path(os.environ[truthcache.CACHE_ENV]).rglob("*.truth"))
 
 
+def verdict_entries() -> list[Path]:
+    return list(Path(os.environ[verdicts.CACHE_ENV]).rglob("*.json"))
+
+
 def adding_toy(folder: Path, log: Path, add: Path | None) -> Path:
     toys.remote_toy(folder)
     code = textwrap.dedent(ADD_IN_FROM_PRETRAINED).format(log=str(log), add=str(add) if add else "")
@@ -99,6 +105,23 @@ def test_tokenizer_json_rewritten_at_import_is_not_checked_and_put_back(tmp_path
     assert backend.detail == "not tried: attempt auto_map changed the checkpoint's files"  # it never ran
     assert snapshot(folder) == before  # byte for byte
     assert truth_entries() == []  # nothing measured here is kept
+
+
+def test_load_tokenizer_says_not_checked_and_keeps_no_verdict(tmp_path: Path) -> None:
+    folder = tmp_path / "rewrites"
+    toys.hostile_remote_toy(folder, REWRITE_THEN_FAIL.format(path=str(folder / "tokenizer.json")))
+    with pytest.raises(TokenizerBroken) as caught:
+        load_tokenizer(folder, trust_remote_code=True)
+    assert "not checked under transformers" in str(caught.value)
+    assert "attempt auto_map changed tokenizer.json of the checkpoint" in str(caught.value)
+    assert "no remedy loads" not in str(caught.value)
+    assert verdict_entries() == [] and truth_entries() == []
+
+
+def test_control_load_tokenizer_keeps_the_verdict_of_the_toy_without_the_write(tmp_path: Path) -> None:
+    loaded = load_tokenizer(toys.hostile_remote_toy(tmp_path / "fails", ONLY_FAIL), trust_remote_code=True)
+    assert loaded.verdict == Verdict.BACKEND
+    assert len(verdict_entries()) == 1
 
 
 def test_control_without_the_write_the_backend_remedy_loads(tmp_path: Path) -> None:
