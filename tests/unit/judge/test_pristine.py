@@ -24,6 +24,7 @@ from pytest_tokcompat.judge.ladder import Judgement, judge
 from pytest_tokcompat.judge.pristine import Fingerprint
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Verdict
+from pytest_tokcompat.sources.names import lay_out_as_hub
 from tests.helpers import hubcache, toys
 
 REWRITE_THEN_FAIL = """
@@ -288,6 +289,24 @@ def test_a_folder_removed_or_made_read_only_is_put_back(tmp_path: Path) -> None:
         assert ((folder / "sub").stat().st_mode & 0o777) != 0o555
     finally:
         (folder / "sub").chmod(0o755)
+
+
+def test_the_hub_layout_it_is_loaded_through_is_watched_too(tmp_path: Path) -> None:
+    folder = toys.native_toy(tmp_path / "native")
+    target = lay_out_as_hub("toy/native", folder, tmp_path / "layout")
+    roots = pristine.roots_of(folder, target)
+    assert set(roots) == {pristine.CHECKPOINT, "hub layout", "hub layout .no_exist"}
+    taken = Fingerprint.take(roots)
+    link = roots["hub layout"] / "tokenizer.json"
+    link.unlink()
+    link.write_text("{}", encoding="utf-8")  # the layout's link replaced: the folder itself is untouched
+    (roots["hub layout .no_exist"] / "vocab.json").unlink()
+    assert taken.changes() == [
+        "hub layout tokenizer.json (replaced)",
+        "hub layout .no_exist vocab.json (removed)",
+    ]
+    assert taken.restore() == [] and taken.changes() == []
+    assert link.is_symlink() and link.resolve() == (folder / "tokenizer.json").resolve()
 
 
 def test_the_fingerprints_hashes_are_the_truth_cache_keys(tmp_path: Path) -> None:
