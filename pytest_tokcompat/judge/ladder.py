@@ -44,6 +44,7 @@ from pytest_tokcompat.judge.judgement import (
 from pytest_tokcompat.judge.loading import transformers_version
 from pytest_tokcompat.judge.observed import NotObserved
 from pytest_tokcompat.judge.parity import NOT_CHECKED, Parity, Truth
+from pytest_tokcompat.judge.pristine import Watch
 from pytest_tokcompat.judge.static import StaticView
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
@@ -117,7 +118,7 @@ def judge(
     front-end gets the variables' and the defaults); ``limits``, where given, replace theirs. Raises
     CheckpointError where the checkpoint's files cannot be read.
     """
-    from pytest_tokcompat.judge import child, golden, truthcache
+    from pytest_tokcompat.judge import child, golden, pristine, truthcache
     from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
 
     if keep_tokenizer:
@@ -131,7 +132,12 @@ def judge(
     refusal = golden.write_refusal(golden_path) if record_as is not None and golden_path is not None else None
     record = record_as is not None and golden_path is not None and refusal is None
     found = Found()
-    truths = None if record else truthcache.lookup(folder, list(extra_texts), golden_path, settings)
+    watch = pristine.Watch(folder, target, enabled=trust_remote_code or bool(loaders))
+    truths = (
+        None
+        if record
+        else truthcache.lookup(folder, list(extra_texts), golden_path, settings, watch.digests())
+    )
     if truths is not None and truths.hit is not None:  # computed by an earlier run: no child reads it again
         found.texts, found.truth = truths.hit.texts, truths.hit.truth
         found.truth.acknowledged = dict(acknowledged or {})
@@ -162,17 +168,23 @@ def judge(
         if remedy == "auto_map" and found.view is not None:
             attempt.remote_files = list(found.view.remote_code_files)
         attempts.append(attempt)
-        if found.view is None or found.texts is None:
+        if _distrusted(attempt, watch.after(remedy, ran_code=remedy == "auto_map")) is not None:
+            stop = watch.not_tried()
+        if stop is None and (found.view is None or found.texts is None):
             stop = f"the checkpoint could not be read ({attempt.detail})"
-        if attempt.status in (OK, AttemptStatus.NOT_CHECKED):
+        if stop is None and attempt.status in (OK, AttemptStatus.NOT_CHECKED):
             break
-    if truths is not None:
-        truths.keep(found.texts, found.truth, found.truth_error)
     recorded = _write_recorded(found, record_as, golden_path) if record else None
     verdict, parity = _verdict(attempts, found, refusal)
     chosen = next((a for a in attempts if a.remedy == verdict), None)
-    repairs, repair_attempts = _try_repairs(folder, chosen, found, given, limits)
-    local = _judge_local(folder, target, verdict, found, given, limits)
+    repairs, repair_attempts = _try_repairs(folder, chosen, found, given, limits, watch)
+    local = _judge_local(folder, target, verdict, found, given, limits, watch)
+    judged_loaders = [_judge_loader(folder, loader, found, given, limits, stop, watch) for loader in loaders]
+    watch.after("the judgement's end", ran_code=False)  # a write that landed after the last attempt's check
+    if watch.changed is not None:  # nothing measured on files that checkpoint code changed counts
+        verdict, parity = UNCHECKED, Parity(NOT_CHECKED, reason=watch.changed)
+    elif truths is not None:
+        truths.keep(found.texts, found.truth, found.truth_error)
     judgement = Judgement(
         transformers_version=child.server_version() or transformers_version(),
         static=found.view or unread_view(),
@@ -189,14 +201,22 @@ def judge(
         local=local,
         target=target,
     )
-    judgement.loaders = [_judge_loader(folder, loader, found, given, limits, stop) for loader in loaders]
-    if keep_tokenizer and verdict in (*REMEDIES, UNCHECKED):
+    judgement.loaders = judged_loaders
+    if keep_tokenizer and verdict in (*REMEDIES, UNCHECKED) and watch.changed is None:
         judgement.tokenizer = load_here(folder, judgement, registry)
     return judgement
 
 
+def _distrusted(attempt: Attempt, changed: str | None) -> str | None:
+    """The attempt after which the checkpoint's files were found changed (``changed``): not checked."""
+    if changed is not None:
+        attempt.status, attempt.detail, attempt.undecided = AttemptStatus.NOT_CHECKED, changed, True
+        attempt.parity = Parity(NOT_CHECKED, reason=changed)
+    return changed
+
+
 def _try_repairs(
-    folder: Path, chosen: Attempt | None, found: Found, given: dict[str, Any], limits: Limits
+    folder: Path, chosen: Attempt | None, found: Found, given: dict[str, Any], limits: Limits, watch: Watch
 ) -> tuple[list[str], list[Attempt]]:
     """The declared BOS/EOS repair on the verdict's remedy, where the default call is a finding it may
     clear; kept only where the repaired tokenizer keeps right ids and the finding is gone."""
@@ -204,6 +224,8 @@ def _try_repairs(
     from pytest_tokcompat.judge.repairs import declared_special_tokens_applicable
 
     if chosen is None or str(Dimension.DEFAULT_CALL) not in chosen.drifting or found.truth is None:
+        return [], []
+    if watch.changed is not None:
         return [], []
     contract = found.truth.contract
     if contract is None or not declared_special_tokens_applicable(contract.declared):
@@ -214,6 +236,7 @@ def _try_repairs(
     job.repairs = [repair]
     run = child.run(job, limits.load_timeout)
     attempt = absorb(run, attempt_name(job), found, limits.load_timeout, job.max_memory_mb)
+    _distrusted(attempt, watch.after(attempt_name(job), ran_code=chosen.remedy == "auto_map"))
     cleared = attempt.status == OK and str(Dimension.DEFAULT_CALL) not in attempt.drifting
     return ([repair] if cleared else []), [attempt]
 
@@ -231,12 +254,15 @@ def _judge_local(
     found: Found,
     given: dict[str, Any],
     limits: Limits,
+    watch: Watch,
 ) -> list[Attempt]:
     """Where the client's repo id is matched by a name-keyed rule, the same files by their folder path:
     plain loading, then the backend override where that drifts (what a user of a local copy gets)."""
     from pytest_tokcompat.judge import child
 
     if target is None or not target.by_repo_id or found.view is None or not found.view.name_keyed:
+        return []
+    if watch.changed is not None:
         return []
     if verdict not in REMEDIES or found.texts is None:
         return []
@@ -250,24 +276,34 @@ def _judge_local(
             child.run(job, limits.load_timeout), remedy, found, limits.load_timeout, job.max_memory_mb
         )
         attempts.append(attempt)
+        if _distrusted(attempt, watch.after(remedy, ran_code=False)) is not None:
+            break
         if attempt.status in (OK, AttemptStatus.NOT_CHECKED):
             break
     return attempts
 
 
 def _judge_loader(
-    folder: Path, loader: ClientLoader, found: Found, given: dict[str, Any], limits: Limits, stop: str | None
+    folder: Path,
+    loader: ClientLoader,
+    found: Found,
+    given: dict[str, Any],
+    limits: Limits,
+    stop: str | None,
+    watch: Watch,
 ) -> LoaderResult:
     """One client loader in its own child, against the ground truth the ladder's children read."""
     from pytest_tokcompat.judge import child
 
     name = f"loader:{loader.name}"
-    if found.view is None or found.texts is None:
-        return LoaderResult(loader, Attempt(name, AttemptStatus.NOT_CHECKED, f"not tried: {stop}"))
+    if found.view is None or found.texts is None or watch.changed is not None:
+        why = watch.not_tried() or stop
+        return LoaderResult(loader, Attempt(name, AttemptStatus.NOT_CHECKED, f"not tried: {why}"))
     job = make_job(folder, None, None, found, loader=loader, **given)
     job.environ = client_environ(job.environ)
     run = child.run(job, limits.load_timeout)
     attempt = absorb(run, name, found, limits.load_timeout, job.max_memory_mb, keep_replay=True)
+    _distrusted(attempt, watch.after(name, ran_code=True))  # a client's loader runs foreign code too
     counts: dict[str, int] = {}
     if attempt.status == DRIFT and attempt.replay is not None and found.truth is not None:
         with contextlib.suppress(Exception, NotObserved):  # the count is extra detail, never the result
