@@ -38,6 +38,20 @@ _CREDENTIAL_SUFFIX = re.compile(r"(?:^|_)(?:KEY|PAT|PASS)$")
 """``OPENAI_KEY``, ``GH_PAT``, ``REGISTRY_PASS``: a key, personal access token or password by its last word."""
 _NOT_A_VALUE = re.compile(r"_(?:PATH|FILE|DIR|DIRECTORY)$")
 """A variable that names where a credential lives (``HF_TOKEN_PATH``) holds a path, not the secret."""
+CI_COMMAND_FILES = frozenset(
+    {
+        "GITHUB_ENV",
+        "GITHUB_OUTPUT",
+        "GITHUB_PATH",
+        "GITHUB_STATE",
+        "GITHUB_STEP_SUMMARY",
+        "BUILDKITE_ENV_FILE",
+        "BASH_ENV",
+        "DRONE_OUTPUT",
+    }
+)
+"""Files a CI job's later steps read as commands (GitHub Actions and its clones, Buildkite, CircleCI's
+``BASH_ENV``, Drone): withheld from a checkpoint's code like credentials, but not masked (paths, no secret)."""
 
 
 def _extra_names(environ: Mapping[str, str]) -> frozenset[str]:
@@ -54,13 +68,19 @@ def is_credential_name(name: str, environ: Mapping[str, str] | None = None) -> b
     return bool(named) and not _NOT_A_VALUE.search(upper)
 
 
+def is_withheld_name(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """True for what a checkpoint's code never gets: a credential or a CI job's command file."""
+    return name.upper() in CI_COMMAND_FILES or is_credential_name(name, environ)
+
+
 def without_credentials(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` less every credential variable, and with the hub's token file out of reach.
+    """``environ`` less every credential variable and CI command file, and with the hub's token file
+    out of reach.
 
     ``HF_TOKEN_PATH`` points at an empty file, so huggingface_hub in the child finds no stored
     token either; the children load from local files and the hub cache, offline.
     """
-    kept = {name: value for name, value in environ.items() if not is_credential_name(name, environ)}
+    kept = {name: value for name, value in environ.items() if not is_withheld_name(name, environ)}
     kept["HF_TOKEN_PATH"] = os.devnull
     return kept
 
@@ -75,8 +95,8 @@ _TOKEN_PATH_CONSTANTS = ("HF_TOKEN_PATH", "HF_STORED_TOKENS_PATH")
 @contextmanager
 def withheld() -> Iterator[None]:
     """This process without credentials while a checkpoint's code runs in it (the reload the fixtures
-    and ``load_tokenizer()`` do): credential variables out of ``os.environ``, ``HF_TOKEN_PATH`` and
-    huggingface_hub's token paths at ``os.devnull``; all restored on exit, whatever happens.
+    and ``load_tokenizer()`` do): credential variables and CI command files out of ``os.environ``,
+    ``HF_TOKEN_PATH`` and huggingface_hub's token paths at ``os.devnull``; all restored on exit.
 
     ``os.environ`` is the process's: other threads see it withheld meanwhile. Nested and concurrent
     uses share one withholding (the first in saves, the last out restores). Not hidden: the process's
@@ -97,7 +117,7 @@ def withheld() -> Iterator[None]:
 
 
 def _withhold() -> None:
-    names = [name for name in os.environ if is_credential_name(name)]
+    names = [name for name in os.environ if is_withheld_name(name)]
     _withheld_saved.clear()
     _withheld_saved.update({name: os.environ[name] for name in names})
     _withheld_saved["HF_TOKEN_PATH"] = os.environ.get("HF_TOKEN_PATH")

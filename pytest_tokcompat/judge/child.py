@@ -38,7 +38,7 @@ import time
 from typing import Any
 
 from pytest_tokcompat.credentials import credential_values, scrub, scrub_data, without_credentials
-from pytest_tokcompat.judge import reaper
+from pytest_tokcompat.judge import reaper, userns
 from pytest_tokcompat.judge.frames import Binding
 from pytest_tokcompat.judge.spawned import run_in_process, run_spawned
 from pytest_tokcompat.judge.wire import CAPTURE_BYTES as CAPTURE_BYTES
@@ -227,14 +227,16 @@ if hasattr(os, "register_at_fork"):
 class _Target:
     """The child by a pidfd where the platform has one (a reused pid is never signalled), and its group."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int | None) -> None:
         self.pid = pid
         self.handle: int | None = None
-        with contextlib.suppress(AttributeError, OSError):
-            self.handle = os.pidfd_open(pid)
+        with contextlib.suppress(AttributeError, OSError, TypeError):
+            self.handle = os.pidfd_open(pid)  # type: ignore[arg-type]
 
     def signal(self, signum: int) -> None:
         """Signal the child's process group (what it started) and the child itself, if it left the group."""
+        if self.pid is None:  # gone before its pid was known here: nothing of it is left to signal
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signum)
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
@@ -254,13 +256,16 @@ def run(job: Any, timeout: float | None) -> ChildRun:
     if mode == "inprocess":
         return _scrubbed(run_in_process(job, timeout))
     if mode == "spawn":
-        return _scrubbed(run_spawned(job, timeout))
+        with userns.undumpable_while(reaper.libc(), True):  # the attempt runs as this user, beside it
+            return _scrubbed(run_spawned(job, timeout))
     with _LOCK:
         try:
             server = _server()
         except ServerUnavailable as error:
             return ChildRun(messages=[{"kind": "error", "detail": str(error)}, {"kind": "end"}])
-        return _scrubbed(_run_forked(server, job, timeout))
+        hidden = reaper.PROC_HIDDEN.get(str((server.ready or {}).get("containment")), False)
+        with userns.undumpable_while(reaper.libc(), not hidden):  # else it reads our environ and mem
+            return _scrubbed(_run_forked(server, job, timeout))
 
 
 def _scrubbed(run: ChildRun) -> ChildRun:
@@ -293,7 +298,9 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
         finally:
             for descriptor in theirs:
                 os.close(descriptor)
-        target = _Target(int(server.reply(SERVER_REPLY_SECONDS)["pid"]))
+        reported = int(server.reply(SERVER_REPLY_SECONDS)["pid"])
+        nested = bool((server.ready or {}).get("nested"))  # its pids are not ours: never signal them as such
+        target = _Target(reaper.host_pid(server.process.pid, reported) if nested else reported)
         status = _watch(server, target, res_r, out_r, err_r, timeout, run, binding)
     except ServerUnresponsive as error:
         lost = f"the judge's fork server did not answer within {SERVER_REPLY_SECONDS:g} s ({error})"
@@ -309,7 +316,7 @@ def _run_forked(server: _Server, job: Any, timeout: float | None) -> ChildRun:
         elif lost is None and reaper.stopped(server.process.pid):
             lost = f"the judge's fork server was stopped during the attempt ({server.state()})"
         if target is not None:
-            if lost is not None:  # no server reaps what the attempt left: its whole tree goes now
+            if lost is not None and target.pid is not None:  # no server reaps what the attempt left
                 reaper.kill_tree(target.pid)
             target.signal(signal.SIGKILL)  # whatever the attempt started does not outlive it
             target.close()

@@ -72,7 +72,12 @@ def serve(fd: int, wanted: str = reaper.MOUNT_NAMESPACE) -> None:
     except BaseException as error:
         send_json(sock, {"ready": False, "error": f"{type(error).__name__}: {error}"})
         return
-    ready = {"ready": True, "transformers": version, "pid": os.getpid(), "containment": containment.mode}
+    ready = {
+        "ready": True,
+        "transformers": version,
+        "containment": containment.mode,
+        "nested": os.getpid() == 1,
+    }
     send_json(sock, ready)
     gc.collect()
     gc.freeze()  # children then do not copy the server's pages just to scan them

@@ -22,12 +22,14 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_tokcompat.judge import mounts
+from pytest_tokcompat.judge import mounts, userns
 
+USER_NAMESPACE = "user+pid+mount-namespace"
 MOUNT_NAMESPACE, NAMESPACE = "pid+mount-namespace", "pid-namespace"
 SUBREAPER, GROUP = "subreaper", "process-group"
-"""How the fork server contains its attempts, strongest first."""
-PROC_HIDDEN = {MOUNT_NAMESPACE: True, NAMESPACE: False, SUBREAPER: False, GROUP: False}
+"""How the fork server contains its attempts, strongest first (``user+``: a normal user's, in a user
+namespace of the fork server's own; as strong as root's)."""
+PROC_HIDDEN = {USER_NAMESPACE: True, MOUNT_NAMESPACE: True, NAMESPACE: False, SUBREAPER: False, GROUP: False}
 """Whether an attempt in each mode is kept from the host's ``/proc`` (other processes' environ, fd, mem)."""
 _PR_SET_CHILD_SUBREAPER = 36
 _CLONE_NEWPID = 0x20000000
@@ -39,7 +41,8 @@ def describe(mode: str) -> str:
     return f"{mode} (proc hidden: {'yes' if PROC_HIDDEN.get(mode) else 'no'})"
 
 
-def _libc() -> ctypes.CDLL | None:
+def libc() -> ctypes.CDLL | None:
+    """The C library, on Linux only (None elsewhere: nothing here applies)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -53,13 +56,20 @@ class Containment:
     attempt's fork and :meth:`reap` after it ends."""
 
     def __init__(self, wanted: str = MOUNT_NAMESPACE) -> None:
-        self._libc = _libc()
+        self._libc = libc()
         self._own_namespace: int | None = None
         self.mode = GROUP
         if self._libc is None:
             return
         if become_subreaper(self._libc):
             self.mode = SUBREAPER
+        in_user_namespace = (
+            wanted == MOUNT_NAMESPACE
+            and self.mode == SUBREAPER
+            and userns.enter(self._libc)
+            and userns.become_init(self._libc)
+            and become_subreaper(self._libc)
+        )
         if wanted in (NAMESPACE, MOUNT_NAMESPACE) and self.mode == SUBREAPER:
             with contextlib.suppress(OSError):
                 handle = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
@@ -68,7 +78,9 @@ class Containment:
                 else:
                     os.close(handle)
         if wanted == MOUNT_NAMESPACE and self.mode == NAMESPACE and self._mounts_work():
-            self.mode = MOUNT_NAMESPACE
+            self.mode = USER_NAMESPACE if in_user_namespace else MOUNT_NAMESPACE
+        if not PROC_HIDDEN[self.mode]:  # its attempts run as the same user and see its /proc entries
+            userns.undumpable(self._libc)
 
     def _mounts_work(self) -> bool:
         """Try the attempt's mount namespace once, in a throwaway child made like an attempt's."""
@@ -84,7 +96,7 @@ class Containment:
 
     def enter_mounts(self, job: object) -> None:
         """In an attempt's child: its own mounts where this server's mode has them (MountError: failed)."""
-        if self.mode != MOUNT_NAMESPACE or self._libc is None:
+        if not PROC_HIDDEN[self.mode] or self._libc is None:
             return
         if not in_namespace_init():  # a fresh /proc would show the host's processes
             raise mounts.MountError(0, "the attempt is not PID 1 of its own PID namespace")
@@ -115,10 +127,10 @@ class Containment:
             reap_children()
 
 
-def become_subreaper(libc: ctypes.CDLL | None = None) -> bool:
+def become_subreaper(c_library: ctypes.CDLL | None = None) -> bool:
     """Make this process the one its descendants' orphans are re-parented to (False: not on this system)."""
-    libc = libc if libc is not None else _libc()
-    return libc is not None and libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    c_library = c_library if c_library is not None else libc()
+    return c_library is not None and c_library.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
 
 
 def reap_children() -> None:
@@ -175,6 +187,30 @@ def _parents() -> dict[int, int]:
                 if stat is not None:
                     parents[int(entry.name)] = stat[1]
     return parents
+
+
+def host_pid(server: int, reported: int) -> int | None:
+    """The pid, as this process sees it, of the fork server's child that the server calls ``reported``,
+    where the server runs as PID 1 of a PID namespace below its own process ``server`` (a normal user's
+    user namespace): the ``NSpid`` of its children, one level down. None: that child is gone already."""
+    level = len(_nspids("self"))
+    for inner in children(server):
+        for pid in children(inner):
+            ids = _nspids(pid)
+            if len(ids) > level and ids[level] == reported:
+                return pid
+    return None
+
+
+def _nspids(pid: int | str) -> list[int]:
+    """A process's pid in its own PID namespace and each one above it, outermost first (``NSpid``)."""
+    try:
+        for line in (_PROC / str(pid) / "status").read_text(encoding="ascii", errors="replace").splitlines():
+            if line.startswith("NSpid:"):
+                return [int(number) for number in line.split()[1:]]
+    except (OSError, ValueError):
+        pass
+    return []
 
 
 def descendants(pid: int) -> list[int]:

@@ -131,3 +131,39 @@ def test_no_published_text_carries_the_secret(pytester: pytest.Pytester, secret_
         "issues": json.dumps([text.to_json() for text in issue_texts(grid.alarms)]),
     }
     assert {name: SECRET in text for name, text in published.items()} == dict.fromkeys(published, False)
+
+
+CI_FILES = ("GITHUB_ENV", "GITHUB_OUTPUT", "GITHUB_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_STATE", "BASH_ENV")
+
+SEES_CI_FILES = """
+import json, os
+_proc = open("/proc/self/environ", "rb").read()
+_seen = {{name: [name in os.environ, (name + "=").encode() in _proc] for name in {names!r}}}
+_seen["canary"] = [os.environ.get("TOKCOMPAT_TEST_CANARY"), b"TOKCOMPAT_TEST_CANARY=" in _proc]
+with open({outcome!r}, "w") as _stream:
+    json.dump(_seen, _stream)
+"""
+
+
+def test_ci_command_files_are_withheld_but_not_masked() -> None:
+    environ = {name: f"/runner/_temp/{name.lower()}" for name in CI_FILES} | {"GITHUB_WORKSPACE": "/w"}
+    kept = credentials.without_credentials(environ)
+    assert [name for name in CI_FILES if name in kept] == []
+    assert kept["GITHUB_WORKSPACE"] == "/w"  # control: other CI variables pass
+    assert credentials.credential_values(environ) == ()  # paths, not secrets: nothing masked
+
+
+def test_remote_code_finds_no_ci_command_file(
+    tmp_path: Path, secret_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An attempt that appends to ``GITHUB_ENV`` would set variables for the job's later steps."""
+    for name in CI_FILES:
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    child._shutdown()  # the fork server starts with these in this process's environment
+    outcome = tmp_path / "seen.json"
+    code = SEES_CI_FILES.format(names=CI_FILES, outcome=str(outcome))
+    judgement = judge(toys.hostile_remote_toy(tmp_path / "ci", code), trust_remote_code=True)
+    assert judgement.attempt("auto_map") is not None
+    seen = json.loads(outcome.read_text(encoding="utf-8"))
+    assert seen.pop("canary") == [CANARY, True]  # control: the parent's other variables reach the attempt
+    assert seen == {name: [False, False] for name in CI_FILES}
