@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import site
+import sysconfig
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -79,7 +81,22 @@ def readonly_paths(job: Any) -> list[str]:
     cache_dir = getattr(target, "cache_dir", None)
     if cache_dir:
         found.append(os.path.realpath(cache_dir))
+    found += site_paths()
     return outermost(p for p in found if os.path.exists(p))
+
+
+def site_paths() -> list[str]:
+    """Where Python finds the code every later process of this interpreter runs at start: its
+    site-packages (a ``.pth`` or ``sitecustomize`` dropped there runs in every later run) and the user's
+    site folder, or its nearest existing parent below the home folder (it is made on demand)."""
+    found = {os.path.realpath(sysconfig.get_path(key)) for key in ("purelib", "platlib")}
+    user = Path(site.getusersitepackages())
+    home = Path.home().resolve()
+    while not user.exists() and user.parent != user:
+        user = user.parent
+    if user.exists() and user.resolve() != home and home in user.resolve().parents:
+        found.add(str(user.resolve()))
+    return sorted(found)
 
 
 def modules_cache() -> str:

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import sys
+import sysconfig
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -199,7 +200,10 @@ def _job(folder: Path, cache_dir: Path | None = None) -> SimpleNamespace:
     return SimpleNamespace(folder=str(folder), target=SimpleNamespace(cache_dir=cache_dir and str(cache_dir)))
 
 
-def test_the_read_only_paths_are_the_folder_its_hub_storage_and_what_its_links_reach(tmp_path: Path) -> None:
+def test_the_read_only_paths_are_the_folder_its_hub_storage_and_what_its_links_reach(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mounts, "site_paths", list)  # the interpreter's own: their test is below
     plain = toys.native_toy(tmp_path / "plain")
     assert mounts.readonly_paths(_job(plain)) == [str(plain.resolve())]
     elsewhere = tmp_path / "elsewhere"
@@ -271,3 +275,25 @@ def test_remote_code_still_runs_where_the_modules_cache_is_inside_a_read_only_fo
     assert mounts.writable_paths(
         mounts.readonly_paths(SimpleNamespace(folder=str(snapshot), target=target))
     ) == [str(modules.resolve())]
+
+
+def test_an_attempt_cannot_write_where_every_later_python_looks(
+    mode: tuple[str, str], tmp_path: Path
+) -> None:
+    """A file dropped into this interpreter's site-packages (a ``.pth`` would run in every later process of
+    the venv, the next run's included) is refused inside the mount namespace; the control writes it."""
+    containment, mark = mode
+    site_packages = Path(sysconfig.get_path("purelib"))
+    probe = site_packages / f"tokcompat-probe-{uuid.uuid4().hex}.txt"  # never a .pth: nothing runs it
+    outcome = tmp_path / "outcome.json"
+    prelude = _snoop(outcome, mark, [("site", str(probe), "w")])
+    try:
+        judge_within(toys.hostile_remote_toy(tmp_path / "toy", prelude), trust_remote_code=True)
+        found: dict[str, Any] = json.loads(outcome.read_text(encoding="utf-8"))
+        if containment == reaper.MOUNT_NAMESPACE:
+            assert str(site_packages) in mounts.site_paths()
+            assert found["writes"] == {"site": "EROFS"} and not probe.exists()
+        else:  # the control: without the namespace the same write lands
+            assert found["writes"] == {"site": "written"} and probe.exists()
+    finally:
+        probe.unlink(missing_ok=True)
