@@ -67,7 +67,7 @@ def load_here(
     if chosen is None or judgement.probe_texts is None:
         return None
     alias = find_alias(judgement.model_type, dict(REGISTRY if registry is None else registry))
-    with isolated_transformers():
+    with isolated_transformers(foreign=chosen.remedy == "auto_map"):
         try:
             tokenizer = load_with(folder, chosen.remedy, alias, judgement.target, judgement.repairs)
             truth = judgement.truth

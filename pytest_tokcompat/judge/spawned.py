@@ -25,6 +25,7 @@ from pytest_tokcompat.judge.wire import (
 
 def run_in_process(job: Any, timeout: float | None) -> ChildRun:
     """The attempt in this process: no isolation at all (TOKCOMPAT_ISOLATION=inprocess)."""
+    from pytest_tokcompat.judge.cacheguard import runs_checkpoint_code
     from pytest_tokcompat.judge.isolation import isolated_transformers
     from pytest_tokcompat.judge.job import run_job
     from pytest_tokcompat.judge.timelimit import LoadTimeout, time_limit
@@ -36,7 +37,7 @@ def run_in_process(job: Any, timeout: float | None) -> ChildRun:
         if message.get("kind") == "phase":
             run.phase = str(message["phase"])
 
-    with isolated_transformers():
+    with isolated_transformers(foreign=runs_checkpoint_code(job)):
         try:
             with time_limit(timeout):
                 runner(job, run_job)(job, emit, contain=False)
