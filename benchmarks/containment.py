@@ -30,11 +30,13 @@ TARGET = 1.1
 PROBE = """
 import json, sys, tempfile, time
 from pathlib import Path
-sys.path.insert(0, {repo!r})
-from tests.helpers import toys
-import pytest_tokcompat
+import importlib.util
+import pytest_tokcompat  # the side's own checkout (PYTHONPATH): the fork server imports by this sys.path
 from pytest_tokcompat.judge import child
 from pytest_tokcompat.judge.ladder import judge
+_spec = importlib.util.spec_from_file_location("bench_toys", {toys!r})  # this checkout's toys, off sys.path
+toys = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(toys)
 if {subreaper!r}:
     child.CONTAINMENT = "subreaper"
 folder = Path(tempfile.mkdtemp(prefix="tokcompat-bench-containment-"))
@@ -59,7 +61,7 @@ class Probe:
     """One side's long-lived process, its fork server warm: each round judges ``loops`` times on request."""
 
     def __init__(self, root: Path, subreaper: bool) -> None:
-        code = PROBE.format(repo=str(REPO), subreaper=subreaper)
+        code = PROBE.format(toys=str(REPO / "tests" / "helpers" / "toys.py"), subreaper=subreaper)
         env = bench_env(PYTHONPATH=str(root), TOKCOMPAT_ISOLATION="process")
         self.process = subprocess.Popen(
             [PYTHON, "-c", code], cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True

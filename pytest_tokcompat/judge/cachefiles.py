@@ -18,8 +18,8 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 log = logging.getLogger("pytest_tokcompat.cache")
 
@@ -35,8 +35,7 @@ class Refused(OSError):
     """A link, or something other than a folder or a regular file, where the cache keeps its own."""
 
 
-@dataclass(frozen=True)
-class Seen:
+class Seen(NamedTuple):
     """One name in a cache as ``lstat`` saw it: what it is, its inode and its change time."""
 
     kind: str
@@ -148,12 +147,12 @@ def remove(root: Path, path: Path) -> bool:
     return True
 
 
-def _kind(entry: os.DirEntry[str]) -> str:
-    if entry.is_symlink():
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
         return "link"
-    if entry.is_dir(follow_symlinks=False):
+    if stat.S_ISDIR(mode):
         return "folder"
-    return "file" if entry.is_file(follow_symlinks=False) else "other"
+    return "file" if stat.S_ISREG(mode) else "other"
 
 
 def listing(root: Path) -> dict[str, Seen]:
@@ -172,13 +171,17 @@ def listing(root: Path) -> dict[str, Seen]:
             if seen.kind != "folder":
                 continue
             try:
-                with folder(root, entry.name) as handle:
-                    for inner in _scan(handle):
-                        inner_seen = _seen(inner)
-                        if inner_seen is not None:
-                            found[f"{entry.name}/{inner.name}"] = inner_seen
+                handle = os.open(entry.name, _FOLDER, dir_fd=top)
             except OSError:
                 continue  # replaced or removed meanwhile: what is there now is seen on the next listing
+            try:
+                prefix = entry.name + "/"
+                for inner in _scan(handle):
+                    inner_seen = _seen(inner)
+                    if inner_seen is not None:
+                        found[prefix + inner.name] = inner_seen
+            finally:
+                os.close(handle)
     finally:
         os.close(top)
     return found
@@ -197,7 +200,7 @@ def _seen(entry: os.DirEntry[str]) -> Seen | None:
         found = entry.stat(follow_symlinks=False)
     except OSError:
         return None
-    return Seen(_kind(entry), found.st_ino, found.st_ctime_ns, found.st_size, found.st_mtime)
+    return Seen(_kind(found.st_mode), found.st_ino, found.st_ctime_ns, found.st_size, found.st_mtime)
 
 
 def is_ours(path: Path, seen: Seen) -> bool:

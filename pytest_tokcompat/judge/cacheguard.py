@@ -3,9 +3,10 @@
 An opted-in attempt (remote code, a client's loader) runs as the same user: it can write a
 well-formed truth or verdict entry, content hash and all, for its own checkpoint or another, set
 its mtime back, or put links where the cache's folders are. What it cannot set back is an inode's
-change time. So around every attempt that may run checkpoint code the cache roots are listed
-(``os.scandir`` and ``lstat``, no hashing) before and after; every name that appeared or whose
-inode or change time moved meanwhile, and that this process did not write itself, is deleted
+change time (ctime). So before every attempt that may run checkpoint code each cache root is
+touched and its ctime read back (the watermark), and after it the root is listed once
+(``os.scandir`` and ``lstat``, no hashing); every name whose ctime is at or past the watermark,
+and that this process did not write itself, is deleted
 (the name, never what a link points to) with one line in the log, before anything reads the
 cache again. A legitimate writer at the same moment (another xdist worker, a second run) loses
 its entry to the same rule: that costs a recomputation, never a verdict.
@@ -17,7 +18,9 @@ code that outlives its attempt (the reaper's job); see docs/explanation/isolatio
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,19 +81,28 @@ def watched(foreign: bool = True) -> Iterator[None]:
     if not foreign or _LOCAL.active:
         yield
         return
-    roots = cache_roots()
-    before = {root: _state(root) for root in roots}
+    marks = {root: (watermark(root), _root_seen(root)) for root in cache_roots()}
     _LOCAL.active = True
     try:
         yield
     finally:
         _LOCAL.active = False
-        for root in roots:
-            discard_changes(root, *before[root])
+        for root, (since, root_before) in marks.items():
+            discard_changes(root, since, root_before)
 
 
-def _state(root: Path) -> tuple[cachefiles.Seen | None, dict[str, cachefiles.Seen]]:
-    return _root_seen(root), cachefiles.listing(root)
+def watermark(root: Path) -> int:
+    """The change time (ns) that whatever changes under ``root`` from now on carries at least: the
+    root folder touched and its change time read back, so the kernel's own clock and granularity
+    (and a network file system's server's) decide. 0 where there is no root yet (all in it is new);
+    a root this process cannot touch: the clock a second back (a false discard costs a recomputation)."""
+    try:
+        os.utime(root)
+        return os.stat(root).st_ctime_ns
+    except FileNotFoundError:
+        return 0
+    except OSError:
+        return time.time_ns() - 1_000_000_000
 
 
 def _root_seen(root: Path) -> cachefiles.Seen | None:
@@ -102,27 +114,21 @@ def _root_seen(root: Path) -> cachefiles.Seen | None:
     return cachefiles.Seen(kind, found.st_ino, found.st_ctime_ns, found.st_size, found.st_mtime)
 
 
-def _same(old: cachefiles.Seen | None, new: cachefiles.Seen) -> bool:
-    """A folder's change time moves with every entry added to it: its kind and inode decide."""
-    if old is None or old.kind != new.kind or old.inode != new.inode:
-        return False
-    return new.kind == "folder" or old.changed_ns == new.changed_ns
-
-
-def discard_changes(
-    root: Path, root_before: cachefiles.Seen | None, before: dict[str, cachefiles.Seen]
-) -> list[str]:
-    """Delete every name under ``root`` that is new or changed since ``before`` and not this process's
-    own write; the names deleted, which one log line lists."""
+def discard_changes(root: Path, since: int, root_before: cachefiles.Seen | None = None) -> list[str]:
+    """Delete every name under ``root`` changed at or after ``since`` (a ``watermark``) that is not
+    this process's own write; the names deleted, which one log line lists. One listing, no hashing."""
     now = _root_seen(root)
-    if now is not None and now.kind == "link" and not _same(root_before, now):
+    same = (
+        root_before is not None and root_before[:3] == now[:3] if now is not None else True
+    )  # kind, inode, ctime
+    if now is not None and now.kind == "link" and not same:  # an inode number may be reused: ctime tells
         root.unlink()  # the cache's folder itself replaced by a link: the link goes, never its target
         _note(root, ["(the cache folder itself, a symbolic link)"])
         return [root.name]
     discarded: list[str] = []
     for name, seen in sorted(cachefiles.listing(root).items()):
-        if _same(before.get(name), seen) or seen.kind == "folder":
-            continue
+        if seen.kind == "folder" or seen.changed_ns < since:
+            continue  # a folder's entries are looked at one by one; an older change was before the code ran
         path = root / name
         if cachefiles.is_ours(path, seen):
             continue

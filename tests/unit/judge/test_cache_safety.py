@@ -241,3 +241,37 @@ def test_the_child_is_not_told_where_the_caches_are(caches: tuple[Path, Path], t
     told = json.loads(mark.read_text())
     assert told.get(truthcache.CACHE_ENV) == "off" and told.get(verdicts.CACHE_ENV) == "off"
     assert str(caches[0]) not in json.dumps(told) and str(caches[1]) not in json.dumps(told)
+
+
+def test_a_remote_code_load_that_forges_another_checkpoints_verdict_changes_nothing(
+    caches: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Through load_tokenizer(): the forger runs in the auto_map child and again in the caller's reload;
+    the victim's next load is judged again (not from the forged entry) and gives its own ids."""
+    from pytest_tokcompat.api import load_tokenizer
+
+    root = caches[1]
+    victim = toys.native_toy(tmp_path / "victim")
+    first = load_tokenizer(victim)
+    assert load_tokenizer(victim).from_cache  # control: a second load comes from the cache
+    (entry,) = sorted(root.glob("*/*.json"))
+    data = json.loads(entry.read_text())
+    data["truth"]["ids"] = {text: [7] for text in data["truth"]["ids"]}  # the victim's ids made wrong
+    mark = tmp_path / "forged"
+    prelude = f"""
+        import os, pathlib
+        entry = pathlib.Path({str(entry)!r})
+        if entry.exists():
+            times = entry.stat()
+            entry.write_text({json.dumps(data)!r})
+            os.utime(entry, ns=(times.st_atime_ns, times.st_mtime_ns))
+            pathlib.Path({str(mark)!r}).write_text("forged")
+    """
+    attacker = load_tokenizer(toys.hostile_remote_toy(tmp_path / "attacker", prelude), trust_remote_code=True)
+    assert mark.exists() and attacker.verdict == "auto_map"  # control: the forger ran
+    again = load_tokenizer(victim)
+    assert not again.from_cache and again.verdict == first.verdict == "native"
+    text = "hello world"
+    assert again.tokenizer.encode(text, add_special_tokens=False) == first.tokenizer.encode(
+        text, add_special_tokens=False
+    )
