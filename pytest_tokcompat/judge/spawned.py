@@ -9,6 +9,7 @@ import sys
 import time
 from typing import Any
 
+from pytest_tokcompat.credentials import withheld
 from pytest_tokcompat.judge.forkserver import apply_memory_cap, enter_context, run_in_child, runner
 from pytest_tokcompat.judge.frames import Binding
 from pytest_tokcompat.judge.wire import (
@@ -81,7 +82,8 @@ def run_spawned(job: Any, timeout: float | None) -> ChildRun:
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_spawned_main, args=(job, sender), daemon=True)
     run, reader, binding = ChildRun(), FrameReader(), Binding(job)
-    process.start()
+    with withheld():  # a spawned child starts with this process's environment: none of its credentials
+        process.start()
     sender.close()
     deadline = None if not timeout else time.monotonic() + timeout
     try:
