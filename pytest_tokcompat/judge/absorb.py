@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_tokcompat.credentials import without_credentials
 from pytest_tokcompat.errors import CheckpointError
+from pytest_tokcompat.judge.cacheguard import child_environ
 from pytest_tokcompat.judge.job import Job
 from pytest_tokcompat.judge.judgement import (
     CRASHED,
@@ -61,7 +62,7 @@ def make_job(folder: Path, remedy: str | None, alias: Alias | None, found: Found
         texts=found.texts,
         questions=asdict(questions_for(found.truth)) if found.texts is not None else None,
         truth_error=found.truth_error,
-        environ=without_credentials(os.environ),
+        environ=child_environ(without_credentials(os.environ)),
         cwd=os.getcwd(),
         sys_path=[str(p) for p in sys.path],
         max_memory_mb=settings.limits.max_memory_mb or None,

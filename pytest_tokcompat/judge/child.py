@@ -39,6 +39,7 @@ from typing import Any
 
 from pytest_tokcompat.credentials import credential_values, scrub, scrub_data, without_credentials
 from pytest_tokcompat.judge import reaper, userns
+from pytest_tokcompat.judge.cacheguard import child_environ, runs_checkpoint_code, watched
 from pytest_tokcompat.judge.frames import Binding
 from pytest_tokcompat.judge.spawned import run_in_process, run_spawned
 from pytest_tokcompat.judge.wire import CAPTURE_BYTES as CAPTURE_BYTES
@@ -113,7 +114,7 @@ class _Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # a Ctrl-C in the terminal reaches the parent, which ends the children
-            env=without_credentials(os.environ),  # nothing forked from it can read a credential
+            env=child_environ(without_credentials(os.environ)),  # no credential, no cache folder
         )
         child.close()
         self.owner = os.getpid()
@@ -251,7 +252,13 @@ class _Target:
 
 def run(job: Any, timeout: float | None) -> ChildRun:
     """Run ``job`` in a child and collect what it says; ``timeout`` applies to each phase anew, and the
-    job's ``isolation`` (the setting, resolved by the front-end) says how the child runs."""
+    job's ``isolation`` (the setting, resolved by the front-end) says how the child runs. What the
+    child's checkpoint code leaves in the judge's caches is discarded (``cacheguard``)."""
+    with watched(runs_checkpoint_code(job)):
+        return _run(job, timeout)
+
+
+def _run(job: Any, timeout: float | None) -> ChildRun:
     mode = isolation_mode(job.isolation)
     if mode == "inprocess":
         return _scrubbed(run_in_process(job, timeout))

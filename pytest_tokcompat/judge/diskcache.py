@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
+from pytest_tokcompat.judge import cachefiles
 from pytest_tokcompat.sources.snapshots import sha256_of
 
 WEIGHT_SUFFIXES = frozenset(
@@ -36,17 +37,16 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def prune(root: Path, max_size: int, keep: Path | None = None, pattern: str = "*/*.json") -> list[Path]:
+def prune(root: Path, max_size: int, keep: Path | None = None, suffix: str = ".json") -> list[Path]:
     """Remove the least recently used entries until the cache fits ``max_size``; ``keep`` stays.
 
-    Another process may prune at the same time: an entry already gone is skipped."""
-    found: list[tuple[float, int, Path]] = []
-    for path in root.glob(pattern):
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        found.append((stat.st_mtime, stat.st_size, path))
+    Only regular files in the root's own real folders count and go (never through a link); another
+    process may prune at the same time: an entry already gone is skipped."""
+    found = [
+        (seen.modified, seen.size, root / name)
+        for name, seen in cachefiles.listing(root).items()
+        if seen.kind == "file" and _is_entry(name, suffix)
+    ]
     total = sum(size for _, size, _ in found)
     removed: list[Path] = []
     for _, size, path in sorted(found, key=lambda item: item[0]):
@@ -54,13 +54,17 @@ def prune(root: Path, max_size: int, keep: Path | None = None, pattern: str = "*
             break
         if keep is not None and path == keep:
             continue
-        try:
-            path.unlink()
-        except OSError:
+        if not cachefiles.remove(root, path):
             continue
         total -= size
         removed.append(path)
     return removed
+
+
+def _is_entry(name: str, suffix: str) -> bool:
+    """``<folder>/<entry><suffix>``, not a temp file being written (a dot file)."""
+    _, slash, entry = name.partition("/")
+    return bool(slash) and entry.endswith(suffix) and not entry.startswith(".")
 
 
 def folder_digests(folder: Path) -> dict[str, str]:

@@ -89,7 +89,7 @@ def _reload(
     ids_only: bool,
 ) -> Any:
     """The load and its check here; None where either fails (the judgement's parity then says why)."""
-    with isolated_transformers():
+    with isolated_transformers(foreign=chosen.remedy == "auto_map"):
         try:
             tokenizer = load_with(folder, chosen.remedy, alias, judgement.target, judgement.repairs)
             truth = judgement.truth

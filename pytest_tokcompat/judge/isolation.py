@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pytest_tokcompat.credentials import withheld
+from pytest_tokcompat.judge.cacheguard import watched
 
 _DYNAMIC_MODULE_PREFIX = "transformers_modules"
 
@@ -47,14 +48,16 @@ def registry_fingerprint() -> list[tuple[int, tuple[Any, ...]]]:
 
 
 @contextmanager
-def isolated_transformers() -> Iterator[None]:
+def isolated_transformers(foreign: bool = True) -> Iterator[None]:
     """Restore transformers' registries and dynamic modules to their state on entry; credentials are
-    withheld from the process meanwhile (``credentials.withheld``)."""
+    withheld from the process meanwhile (``credentials.withheld``), and where the load may run the
+    checkpoint's code (``foreign``) what appears in the judge's caches meanwhile is discarded
+    (``cacheguard.watched``)."""
     registries = _registries()
     saved = [dict(mapping) for mapping in registries]
     modules_before = {n for n in sys.modules if n.startswith(_DYNAMIC_MODULE_PREFIX)}
     try:
-        with withheld():  # a checkpoint's code may run here: no credentials while it does
+        with withheld(), watched(foreign):  # a checkpoint's code may run here: no credentials, caches watched
             yield
     finally:
         for mapping, contents in zip(registries, saved, strict=False):

@@ -118,7 +118,7 @@ def judge(
     front-end gets the variables' and the defaults); ``limits``, where given, replace theirs. Raises
     CheckpointError where the checkpoint's files cannot be read.
     """
-    from pytest_tokcompat.judge import child, golden, pristine, truthcache
+    from pytest_tokcompat.judge import cacheguard, child, golden, pristine, truthcache
     from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
 
     if keep_tokenizer:
@@ -128,6 +128,7 @@ def judge(
     if limits is not None:
         settings = replace(settings, limits=limits)
     limits = settings.limits
+    cacheguard.judging_with(settings)
     check_checkpoint_files(folder, limits.max_file_mb)  # special files, dangling links: never opened
     refusal = golden.write_refusal(golden_path) if record_as is not None and golden_path is not None else None
     record = record_as is not None and golden_path is not None and refusal is None

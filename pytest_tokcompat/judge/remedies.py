@@ -61,5 +61,5 @@ def register_alias(alias: Alias) -> type:
 @contextmanager
 def applied_alias(alias: Alias) -> Iterator[type]:
     """``alias`` registered for the duration of the block, then every trace removed."""
-    with isolated_transformers():
+    with isolated_transformers(foreign=False):  # an alias runs transformers' code, not the checkpoint's
         yield register_alias(alias)

@@ -9,6 +9,7 @@ import sys
 import time
 from typing import Any
 
+from pytest_tokcompat.credentials import withheld
 from pytest_tokcompat.judge.forkserver import apply_memory_cap, enter_context, run_in_child, runner
 from pytest_tokcompat.judge.frames import Binding
 from pytest_tokcompat.judge.wire import (
@@ -25,6 +26,7 @@ from pytest_tokcompat.judge.wire import (
 
 def run_in_process(job: Any, timeout: float | None) -> ChildRun:
     """The attempt in this process: no isolation at all (TOKCOMPAT_ISOLATION=inprocess)."""
+    from pytest_tokcompat.judge.cacheguard import runs_checkpoint_code
     from pytest_tokcompat.judge.isolation import isolated_transformers
     from pytest_tokcompat.judge.job import run_job
     from pytest_tokcompat.judge.timelimit import LoadTimeout, time_limit
@@ -36,7 +38,7 @@ def run_in_process(job: Any, timeout: float | None) -> ChildRun:
         if message.get("kind") == "phase":
             run.phase = str(message["phase"])
 
-    with isolated_transformers():
+    with isolated_transformers(foreign=runs_checkpoint_code(job)):
         try:
             with time_limit(timeout):
                 runner(job, run_job)(job, emit, contain=False)
@@ -80,7 +82,8 @@ def run_spawned(job: Any, timeout: float | None) -> ChildRun:
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_spawned_main, args=(job, sender), daemon=True)
     run, reader, binding = ChildRun(), FrameReader(), Binding(job)
-    process.start()
+    with withheld():  # a spawned child starts with this process's environment: none of its credentials
+        process.start()
     sender.close()
     deadline = None if not timeout else time.monotonic() + timeout
     try:

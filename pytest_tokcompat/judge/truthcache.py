@@ -21,11 +21,9 @@ recently used first.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import os
 import sys
 import unicodedata
 from dataclasses import asdict, dataclass
@@ -34,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.contract import judge_identity
-from pytest_tokcompat.judge import diskcache
+from pytest_tokcompat.judge import cachefiles, diskcache
 from pytest_tokcompat.judge.parity import Truth
 from pytest_tokcompat.settings import TRUTH_CACHE, TRUTH_CACHE_MAX_MB, JudgeSettings
 from pytest_tokcompat.sources.snapshots import sha256_of
@@ -118,20 +116,18 @@ class TruthCache:
         """The truth kept under ``key``; None where there is none or it fails verification (then noted)."""
         path = self.path(key)
         try:
-            data = path.read_bytes()
+            data = cachefiles.read(self.root, path)
         except OSError:
-            return None  # not computed yet (or pruned a moment ago)
+            return None  # not computed yet (or pruned a moment ago), or a link (refused, noted)
         try:
             found = _verified(data, key)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as error:
             log.warning(
                 "tokcompat: truth cache entry %s discarded (%s); the truth is computed again", path, error
             )
-            with contextlib.suppress(OSError):
-                path.unlink()
+            cachefiles.remove(self.root, path)
             return None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # recently used: pruned last
+        cachefiles.touch(self.root, path)  # recently used: pruned last
         return found
 
     def put(self, key: str, fields: dict[str, Any], texts: list[str], truth: Truth) -> Path | None:
@@ -147,10 +143,10 @@ class TruthCache:
         header = {"format": FORMAT, "key": key, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()}
         path = self.path(key)
         try:
-            diskcache.write_atomically(path, json.dumps(header).encode("utf-8") + b"\n" + body)
+            cachefiles.write(self.root, path, json.dumps(header).encode("utf-8") + b"\n" + body)
         except OSError:
             return None  # a read-only or full cache costs the next run the computation, nothing more
-        diskcache.prune(self.root, self.max_bytes, keep=path, pattern="*/*.truth")
+        diskcache.prune(self.root, self.max_bytes, keep=path, suffix=".truth")
         return path
 
 

@@ -21,10 +21,8 @@ pile up for ever. After each write the cache is pruned to the ``verdict_cache_ma
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import sys
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -32,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.contract import judge_identity, probe_set_identity
-from pytest_tokcompat.judge.diskcache import folder_digests, prune, versions_of, write_atomically
+from pytest_tokcompat.judge import cachefiles
+from pytest_tokcompat.judge.diskcache import folder_digests, prune, versions_of
 from pytest_tokcompat.judge.judgement import REMEDIES, Judgement, truth_from
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.settings import VERDICT_CACHE, VERDICT_CACHE_MAX_MB, JudgeSettings
@@ -127,7 +126,7 @@ class VerdictCache:
         """The verdict kept under ``key``; None where there is none or it cannot be trusted."""
         path = self.path(key)
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            entry = json.loads(cachefiles.read(self.root, path).decode("utf-8"))
             if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
                 return None
             judgement = Judgement.from_json(entry["judgement"])
@@ -143,8 +142,7 @@ class VerdictCache:
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None  # unreadable, corrupt or foreign: judged again and rewritten
         judgement.truth, judgement.probe_texts = truth, list(texts)
-        with contextlib.suppress(OSError):
-            os.utime(path)  # recently used: pruned last
+        cachefiles.touch(self.root, path)  # recently used: pruned last
         return Cached(judgement, path)
 
     def put(self, key: str, fields: dict[str, Any], judgement: Judgement) -> Path | None:
@@ -163,7 +161,7 @@ class VerdictCache:
         path = self.path(key)
         try:
             data = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
-            write_atomically(path, data.encode("utf-8"))
+            cachefiles.write(self.root, path, data.encode("utf-8"))
         except OSError:
             return None  # a read-only or full cache costs the next process a judgement, nothing more
         self.prune(keep=path)

@@ -306,7 +306,7 @@ def load_remedy(
 
     alias = find_alias(judgement.model_type, registry) if remedy == "alias" else None
     try:
-        with isolated_transformers(), time_limit(limits.load_timeout):
+        with isolated_transformers(foreign=remedy == "auto_map"), time_limit(limits.load_timeout):
             return load_with(folder, remedy, alias)
     except Exception as error:  # judged to load a moment ago; say what changed rather than crash
         pytest.fail(

@@ -222,6 +222,8 @@ def verify_entry(entry: Path, sources: dict[str, Any]) -> str | None:
         return _ABSENT
     if entry.is_symlink() or not entry.is_dir():
         return "a file stands where the entry should be"
+    if (entry / _COMPLETE_MARK).is_symlink():
+        return "its completion mark is a symbolic link (not followed)"
     if not (entry / _COMPLETE_MARK).is_file():
         return "it has no completion mark (an interrupted or foreign build)"
     recorded = _read_mark(entry)

@@ -9,6 +9,7 @@ Each test has its control: a non-secret canary printed beside it shows the outpu
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,19 @@ def test_scrub_masks_values_in_nested_data_and_leaves_short_ones() -> None:
     assert secrets == (SECRET,)  # "1" is too short to mask; the path is not a secret
     data = {"a": [f"say {SECRET}!", 3], SECRET: (SECRET, None)}
     assert credentials.scrub_data(data, secrets) == {"a": ["say ***!", 3], "***": ("***", None)}
+
+
+def test_a_spawned_attempt_starts_without_the_credentials_in_its_first_environment(
+    tmp_path: Path, secret_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TOKCOMPAT_ISOLATION=spawn: the child's /proc/self/environ is the environment it was started with."""
+    monkeypatch.setenv("TOKCOMPAT_ISOLATION", "spawn")
+    judgement = judge(toys.hostile_remote_toy(tmp_path / "leaky", PRINTS_SECRETS), trust_remote_code=True)
+    attempt = judgement.attempt("auto_map")
+    said = (attempt.stdout or "") if attempt is not None else ""
+    assert f"canary: {CANARY}" in said  # control: the code ran in a spawned child and its output is captured
+    assert "env HF_TOKEN: None | in /proc/self/environ: False" in said
+    assert os.environ.get("HF_TOKEN") == SECRET  # and the parent has it back
 
 
 def test_the_stored_hub_token_is_masked_too(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_tokcompat.cli import main
-from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
+from pytest_tokcompat.sources.members import COMPLETE_MARK
+from pytest_tokcompat.sources.snapshots import SnapshotError, materialize, sha256_of, verify_entry
 from tests.helpers.paths import MATRIX_DIR
 
 QWEN = MATRIX_DIR / "snapshots/qwen3-0.6b"
@@ -108,3 +109,18 @@ def test_tokcompat_check_and_load_tokenizer_refuse_a_hostile_folder(
         load_tokenizer(folder)
     assert not target.exists()
     assert list(home.iterdir()) == []
+
+
+def test_a_cache_entry_whose_completion_mark_is_a_link_is_rebuilt_not_followed(tmp_path: Path) -> None:
+    """The snapshot cache's one file read by name: a link there (into a folder of the user's) is refused."""
+    entry = tmp_path / "cache" / "toy-0123"
+    entry.mkdir(parents=True)
+    (entry / "a.txt").write_text("a")
+    mark = {"origin": "toy", "files": {"a.txt": sha256_of(entry / "a.txt")}}
+    (entry / COMPLETE_MARK).write_text(json.dumps(mark))
+    assert verify_entry(entry, {"files": {}}) is None  # control: the entry with a regular mark verifies
+    elsewhere = tmp_path / "users-folder" / "mark.json"
+    elsewhere.parent.mkdir()
+    (entry / COMPLETE_MARK).rename(elsewhere)
+    (entry / COMPLETE_MARK).symlink_to(elsewhere)
+    assert verify_entry(entry, {"files": {}}) == "its completion mark is a symbolic link (not followed)"
