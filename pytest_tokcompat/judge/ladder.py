@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat import environment
+from pytest_tokcompat.judge import cacheguard
 from pytest_tokcompat.judge.absorb import Found, absorb, make_job
 from pytest_tokcompat.judge.inprocess import import_in_background, load_here
 from pytest_tokcompat.judge.inputs import check_checkpoint_files
@@ -87,6 +88,7 @@ def _count_differing(tokenizer: Any, truth: Truth, texts: list[str]) -> tuple[in
     return differing, len(compared)
 
 
+@cacheguard.scoped
 def judge(
     folder: Path,
     *,
@@ -118,7 +120,7 @@ def judge(
     front-end gets the variables' and the defaults); ``limits``, where given, replace theirs. Raises
     CheckpointError where the checkpoint's files cannot be read.
     """
-    from pytest_tokcompat.judge import cacheguard, child, golden, pristine, truthcache
+    from pytest_tokcompat.judge import child, golden, pristine, truthcache
     from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
 
     if keep_tokenizer:
