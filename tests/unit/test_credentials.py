@@ -18,8 +18,8 @@ from pytest_tokcompat.ci.grid import load_reports, merge
 from pytest_tokcompat.ci.issues_text import issue_texts
 from pytest_tokcompat.ci.render import render
 from pytest_tokcompat.judge import child
-from pytest_tokcompat.judge.ladder import judge
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder
 
 pytest_plugins = ["pytester"]
 
@@ -99,7 +99,9 @@ def test_remote_code_cannot_read_hf_token_and_what_it_prints_is_masked(
     tmp_path: Path, secret_env: Path
 ) -> None:
     child._shutdown()  # the next fork server starts now, with HF_TOKEN in this process's environment
-    judgement = judge(toys.hostile_remote_toy(tmp_path / "leaky", PRINTS_SECRETS), trust_remote_code=True)
+    judgement = judge_folder(
+        toys.hostile_remote_toy(tmp_path / "leaky", PRINTS_SECRETS), trust_remote_code=True
+    )
     attempt = judgement.attempt("auto_map")
     assert attempt is not None and attempt.status == "load-error"
     said = attempt.stdout or ""
