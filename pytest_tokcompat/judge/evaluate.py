@@ -218,7 +218,9 @@ def _judge_with_verdicts(checkpoint: Checkpoint, request: Request, verdicts: Ver
     cached = verdicts.get(key)
     if cached is not None:
         judgement = cached.judgement
-        judgement.target = load_target(checkpoint)  # loaded as it was judged: by the client's name
+        judgement.target = load_target(
+            checkpoint, request.settings.cache
+        )  # loaded as it was judged: by the client's name
         judgement.verdict_cache = {"state": "hit", "path": str(cached.path)}
         if request.keep_tokenizer:
             judgement.tokenizer = load_here(checkpoint.folder, judgement, aliases, ids_only=True)

@@ -59,7 +59,7 @@ class Subject:
             checkpoint.trust_remote_code,
             tuple(checkpoint.texts),
             checkpoint.golden_path,
-            load_target(checkpoint),
+            load_target(checkpoint, request.settings.cache),
             dict(acknowledged or {}),
             record_as,
         )
