@@ -13,7 +13,10 @@ dependencies did not change, and the probe checks which copy it imported). Round
 (<= 1.1x). ``--subreaper`` measures the fallback (no PID namespace) on the current side as well,
 ``--pid-namespace`` a PID namespace without the mount namespace (what the fresh ``/proc`` costs).
 
-Run:  python benchmarks/containment.py [--reps 30] [--loops 2] [--baseline 285bdb3] [--json OUT] [--no-wait]
+``--baseline`` may be given more than once (``--baseline c3394de --baseline main``): each is a side of the same
+run, and now is compared with each.
+
+Run:  python benchmarks/containment.py [--reps 30] [--loops 2] [--baseline 285bdb3 ...] [--json OUT] [--no-wait]
 """
 
 from __future__ import annotations
@@ -104,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=30, help="rounds, each side in turn")
     parser.add_argument("--loops", type=int, default=2, help="judgements of each toy per round")
-    parser.add_argument("--baseline", default="285bdb3")
+    parser.add_argument("--baseline", action="append", help="a commit to compare with (repeatable; 285bdb3)")
     parser.add_argument(
         "--subreaper", action="store_true", help="also measure the fallback (no PID namespace)"
     )
@@ -116,18 +119,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="write the figures to this JSON file")
     parser.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     args = parser.parse_args(argv)
+    revisions = args.baseline or ["285bdb3"]
 
-    print(f"== containment cost per attempt (judge() on two toys, now vs {args.baseline}) ==")
+    print(f"== containment cost per attempt (judge() on two toys, now vs {', '.join(revisions)}) ==")
     load = 0.0 if args.no_wait else wait_until_quiet()
     work = Path(tempfile.mkdtemp(prefix="tokcompat-bench-containment-"))
-    baseline = work / "baseline"
-    commit = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", args.baseline], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    subprocess.run(
-        ["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(baseline), commit], check=True
-    )
-    sides: dict[str, tuple[Path, str | None]] = {"baseline": (baseline, None), "now": (REPO, None)}
+    commits = {
+        revision: subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", revision], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for revision in revisions
+    }
+    bases = {f"base-{revision}": work / f"baseline-{index}" for index, revision in enumerate(revisions)}
+    sides: dict[str, tuple[Path, str | None]] = {}
+    for (name, folder), commit in zip(bases.items(), commits.values(), strict=True):
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(folder), commit], check=True
+        )
+        sides[name] = (folder, None)
+    sides["now"] = (REPO, None)
     if args.subreaper:
         sides["now-subreaper"] = (REPO, "subreaper")
     if args.pid_namespace:
@@ -149,20 +159,27 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for each in probes.values():
             each.close()
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline)], check=False)
+        for folder in bases.values():
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(folder)], check=False
+            )
         subprocess.run(["git", "-C", str(REPO), "worktree", "prune"], capture_output=True, check=False)
     modes = {name: each.containment for name, each in probes.items()}
-    base = median(times["baseline"])
-    ratios = {name: median(times[name]) / base for name in sides if name != "baseline"}
+    ratios = {
+        f"{name}/{base}": median(times[name]) / median(times[base])
+        for base in bases
+        for name in sides
+        if name not in bases
+    }
     for name in sides:
-        print(f"{name:<14} median {median(times[name]):7.1f} ms/attempt  ({modes[name]})")
+        print(f"{name:<16} median {median(times[name]):7.1f} ms/attempt  ({modes[name]})")
     for name, ratio in ratios.items():
-        print(f"ratio {name}/baseline {ratio:.3f}x  target <= {TARGET}x: {verdict(ratio <= TARGET)}")
+        print(f"ratio {name} {ratio:.3f}x  target <= {TARGET}x: {verdict(ratio <= TARGET)}")
     write_json(
         args.json,
         {
             "name": "containment",
-            "baseline": commit,
+            "baseline": commits,
             "load_before": load,
             "per_attempt_ms": times,
             "containment": modes,

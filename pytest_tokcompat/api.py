@@ -20,7 +20,7 @@ from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.judge.describe import describe_attempt_output, describe_attempts
 from pytest_tokcompat.judge.evaluate import evaluate
 from pytest_tokcompat.judge.evaluation import Evaluation
-from pytest_tokcompat.judge.judgement import BROKEN, REMEDIES, Judgement
+from pytest_tokcompat.judge.judgement import BROKEN, REMEDIES, UNCHECKED, Judgement
 from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping
 from pytest_tokcompat.matrix.loader import bundled_matrix
 from pytest_tokcompat.matrix.settings import library_settings
@@ -224,6 +224,12 @@ def loaded_from(evaluation: Evaluation, name_or_path: str | Path) -> LoadedToken
             f"but not in this process: {judgement.parity.reason}\n{describe_attempts(judgement)}\n"
             "  what to do: something in this process changes how transformers loads it (a client's "
             "monkeypatch, an import that patches transformers); load it before that import, or fix the patch",
+            judgement,
+        )
+    if judgement.verdict == UNCHECKED and judgement.tokenizer is None:  # never "no remedy loads"
+        raise TokenizerBroken(
+            f"{name_or_path}: not checked under transformers {judgement.transformers_version} (folder "
+            f"{checkpoint.folder}): {judgement.parity.reason}\n{describe_attempts(judgement)}",
             judgement,
         )
     if judgement.verdict == BROKEN or judgement.tokenizer is None:

@@ -12,9 +12,10 @@ from typing import Any
 
 from pytest_tokcompat.judge.chat import frozen_clock
 from pytest_tokcompat.judge.isolation import isolated_transformers
-from pytest_tokcompat.judge.judgement import OK, Judgement
+from pytest_tokcompat.judge.judgement import OK, UNCHECKED, Attempt, Judgement
 from pytest_tokcompat.judge.loading import error_text, load_with
 from pytest_tokcompat.judge.parity import MATCH, MISMATCH, NOT_CHECKED, Parity, Truth, check_parity
+from pytest_tokcompat.judge.pristine import Watch
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.model import AttemptStatus
 
@@ -67,16 +68,37 @@ def load_here(
     if chosen is None or judgement.probe_texts is None:
         return None
     alias = find_alias(judgement.model_type, dict(REGISTRY if registry is None else registry))
+    watch = Watch(folder, judgement.target, enabled=chosen.remedy == "auto_map")  # its code runs here
+    try:
+        tokenizer = _reload(folder, judgement, chosen, alias, judgement.probe_texts, ids_only=ids_only)
+    finally:
+        changed = watch.after(f"reload:{chosen.remedy}", ran_code=True)
+    if changed is not None:
+        judgement.verdict, judgement.parity = UNCHECKED, Parity(NOT_CHECKED, reason=changed)
+        return None
+    return tokenizer
+
+
+def _reload(
+    folder: Path,
+    judgement: Judgement,
+    chosen: Attempt,
+    alias: Alias | None,
+    texts: list[str],
+    *,
+    ids_only: bool,
+) -> Any:
+    """The load and its check here; None where either fails (the judgement's parity then says why)."""
     with isolated_transformers():
         try:
             tokenizer = load_with(folder, chosen.remedy, alias, judgement.target, judgement.repairs)
             truth = judgement.truth
             parity: Parity | None
             if truth is not None and ids_only:
-                parity = ids_parity(tokenizer, truth, judgement.probe_texts)
+                parity = ids_parity(tokenizer, truth, texts)
             else:
                 with frozen_clock():
-                    parity = check_parity(tokenizer, truth, judgement.probe_texts) if truth else None
+                    parity = check_parity(tokenizer, truth, texts) if truth else None
         except Exception as error:
             judgement.parity = Parity(
                 NOT_CHECKED, reason=f"loads in a child process but not in this one: {error_text(error)}"

@@ -43,6 +43,7 @@ from pytest_tokcompat.judge.judgement import (
 from pytest_tokcompat.judge.loading import transformers_version
 from pytest_tokcompat.judge.observed import NotObserved
 from pytest_tokcompat.judge.parity import NOT_CHECKED, Parity, Truth
+from pytest_tokcompat.judge.pristine import Watch
 from pytest_tokcompat.judge.static import StaticView
 from pytest_tokcompat.judge.subject import Subject
 from pytest_tokcompat.matrix.aliases import Alias
@@ -102,7 +103,7 @@ def judge(subject: Subject) -> Judgement:
     release to the reason (their drift is reported, not failed). Raises CheckpointError where the
     checkpoint's files cannot be read.
     """
-    from pytest_tokcompat.judge import child, golden, truthcache
+    from pytest_tokcompat.judge import child, golden, pristine, truthcache
     from pytest_tokcompat.matrix.aliases import find_alias
 
     request, folder, golden_path = subject.request, subject.folder, subject.golden_path
@@ -115,7 +116,12 @@ def judge(subject: Subject) -> Judgement:
     refusal = golden.write_refusal(golden_path) if recording and golden_path is not None else None
     record = recording and refusal is None
     found = Found()
-    truths = None if record else truthcache.lookup(folder, list(subject.texts), golden_path, settings)
+    watch = pristine.Watch(folder, subject.target, enabled=subject.trust_remote_code or bool(request.loaders))
+    truths = (
+        None
+        if record
+        else truthcache.lookup(folder, list(subject.texts), golden_path, settings, watch.digests())
+    )
     if truths is not None and truths.hit is not None:  # computed by an earlier run: no child reads it again
         found.texts, found.truth = truths.hit.texts, truths.hit.truth
         found.truth.acknowledged = dict(subject.acknowledged)
@@ -137,17 +143,25 @@ def judge(subject: Subject) -> Judgement:
         if remedy == "auto_map" and found.view is not None:
             attempt.remote_files = list(found.view.remote_code_files)
         attempts.append(attempt)
-        if found.view is None or found.texts is None:
+        if _distrusted(attempt, watch.after(remedy, ran_code=remedy == "auto_map")) is not None:
+            stop = watch.not_tried()
+        if stop is None and (found.view is None or found.texts is None):
             stop = f"the checkpoint could not be read ({attempt.detail})"
-        if attempt.status in (OK, AttemptStatus.NOT_CHECKED):
+        if stop is None and attempt.status in (OK, AttemptStatus.NOT_CHECKED):
             break
-    if truths is not None:
-        truths.keep(found.texts, found.truth, found.truth_error)
     recorded = _write_recorded(found, subject) if record else None
     verdict, parity = _verdict(attempts, found, refusal)
     chosen = next((a for a in attempts if a.remedy == verdict), None)
-    repairs, repair_attempts = _try_repairs(subject, chosen, found, record)
-    local = _judge_local(subject, verdict, found, record)
+    repairs, repair_attempts = _try_repairs(subject, chosen, found, record, watch)
+    local = _judge_local(subject, verdict, found, record, watch)
+    judged_loaders = [
+        _judge_loader(subject, loader, found, record, stop, watch) for loader in request.loaders
+    ]
+    watch.after("the judgement's end", ran_code=False)  # a write that landed after the last attempt's check
+    if watch.changed is not None:  # nothing measured on files that checkpoint code changed counts
+        verdict, parity = UNCHECKED, Parity(NOT_CHECKED, reason=watch.changed)
+    elif truths is not None:
+        truths.keep(found.texts, found.truth, found.truth_error)
     judgement = Judgement(
         transformers_version=child.server_version() or transformers_version(),
         static=found.view or unread_view(),
@@ -164,14 +178,22 @@ def judge(subject: Subject) -> Judgement:
         local=local,
         target=subject.target,
     )
-    judgement.loaders = [_judge_loader(subject, loader, found, record, stop) for loader in request.loaders]
-    if request.keep_tokenizer and verdict in (*REMEDIES, UNCHECKED):
+    judgement.loaders = judged_loaders
+    if request.keep_tokenizer and verdict in (*REMEDIES, UNCHECKED) and watch.changed is None:
         judgement.tokenizer = load_here(folder, judgement, registry)
     return judgement
 
 
+def _distrusted(attempt: Attempt, changed: str | None) -> str | None:
+    """The attempt after which the checkpoint's files were found changed (``changed``): not checked."""
+    if changed is not None:
+        attempt.status, attempt.detail, attempt.undecided = AttemptStatus.NOT_CHECKED, changed, True
+        attempt.parity = Parity(NOT_CHECKED, reason=changed)
+    return changed
+
+
 def _try_repairs(
-    subject: Subject, chosen: Attempt | None, found: Found, record: bool
+    subject: Subject, chosen: Attempt | None, found: Found, record: bool, watch: Watch
 ) -> tuple[list[str], list[Attempt]]:
     """The declared BOS/EOS repair on the verdict's remedy, where the default call is a finding it may
     clear; kept only where the repaired tokenizer keeps right ids and the finding is gone."""
@@ -179,6 +201,8 @@ def _try_repairs(
     from pytest_tokcompat.judge.repairs import declared_special_tokens_applicable
 
     if chosen is None or str(Dimension.DEFAULT_CALL) not in chosen.drifting or found.truth is None:
+        return [], []
+    if watch.changed is not None:
         return [], []
     contract = found.truth.contract
     if contract is None or not declared_special_tokens_applicable(contract.declared):
@@ -190,6 +214,7 @@ def _try_repairs(
     timeout = subject.settings.limits.load_timeout
     run = child.run(job, timeout)
     attempt = absorb(run, attempt_name(job), found, timeout, job.max_memory_mb)
+    _distrusted(attempt, watch.after(attempt_name(job), ran_code=chosen.remedy == "auto_map"))
     cleared = attempt.status == OK and str(Dimension.DEFAULT_CALL) not in attempt.drifting
     return ([repair] if cleared else []), [attempt]
 
@@ -200,13 +225,15 @@ def _alias_for(found: Found, registry: dict[str, Alias]) -> Alias | None:
     return find_alias(found.view.model_type, registry) if found.view is not None else None
 
 
-def _judge_local(subject: Subject, verdict: str, found: Found, record: bool) -> list[Attempt]:
+def _judge_local(subject: Subject, verdict: str, found: Found, record: bool, watch: Watch) -> list[Attempt]:
     """Where the client's repo id is matched by a name-keyed rule, the same files by their folder path:
     plain loading, then the backend override where that drifts (what a user of a local copy gets)."""
     from pytest_tokcompat.judge import child
 
     target = subject.target
     if target is None or not target.by_repo_id or found.view is None or not found.view.name_keyed:
+        return []
+    if watch.changed is not None:
         return []
     if verdict not in REMEDIES or found.texts is None:
         return []
@@ -219,25 +246,29 @@ def _judge_local(subject: Subject, verdict: str, found: Found, record: bool) -> 
         job = make_job(local, remedy, None, found, record=record)
         attempt = absorb(child.run(job, timeout), remedy, found, timeout, job.max_memory_mb)
         attempts.append(attempt)
+        if _distrusted(attempt, watch.after(remedy, ran_code=False)) is not None:
+            break
         if attempt.status in (OK, AttemptStatus.NOT_CHECKED):
             break
     return attempts
 
 
 def _judge_loader(
-    subject: Subject, loader: ClientLoader, found: Found, record: bool, stop: str | None
+    subject: Subject, loader: ClientLoader, found: Found, record: bool, stop: str | None, watch: Watch
 ) -> LoaderResult:
     """One client loader in its own child, against the ground truth the ladder's children read."""
     from pytest_tokcompat.judge import child
 
     name = f"loader:{loader.name}"
-    if found.view is None or found.texts is None:
-        return LoaderResult(loader, Attempt(name, AttemptStatus.NOT_CHECKED, f"not tried: {stop}"))
+    if found.view is None or found.texts is None or watch.changed is not None:
+        why = watch.not_tried() or stop
+        return LoaderResult(loader, Attempt(name, AttemptStatus.NOT_CHECKED, f"not tried: {why}"))
     job = make_job(subject, None, None, found, record=record, loader=loader)
     job.environ = client_environ(job.environ)
     timeout = subject.settings.limits.load_timeout
     run = child.run(job, timeout)
     attempt = absorb(run, name, found, timeout, job.max_memory_mb, keep_replay=True)
+    _distrusted(attempt, watch.after(name, ran_code=True))  # a client's loader runs foreign code too
     counts: dict[str, int] = {}
     if attempt.status == DRIFT and attempt.replay is not None and found.truth is not None:
         with contextlib.suppress(Exception, NotObserved):  # the count is extra detail, never the result

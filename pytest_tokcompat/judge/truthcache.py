@@ -66,13 +66,16 @@ def truth_environment() -> dict[str, Any]:
     }
 
 
-def key_fields(folder: Path, extra_texts: list[str], golden_path: Path | None) -> dict[str, Any]:
-    """Everything the probes and the ground truth are computed from."""
+def key_fields(
+    folder: Path, extra_texts: list[str], golden_path: Path | None, digests: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Everything the probes and the ground truth are computed from (``digests``: the folder's files,
+    hashed already by the judge's fingerprint of them)."""
     golden = golden_path if golden_path is not None and golden_path.is_file() else None
     return {
         "format": FORMAT,
         **truth_environment(),
-        "files": diskcache.folder_digests(folder),
+        "files": diskcache.folder_digests(folder) if digests is None else digests,
         "texts": list(extra_texts),
         "golden": sha256_of(golden) if golden is not None else None,
     }
@@ -197,15 +200,19 @@ class Lookup:
 
 
 def lookup(
-    folder: Path, extra_texts: list[str], golden_path: Path | None, settings: JudgeSettings
+    folder: Path,
+    extra_texts: list[str],
+    golden_path: Path | None,
+    settings: JudgeSettings,
+    digests: dict[str, str] | None = None,
 ) -> Lookup | None:
     """The truth cache's entry for the checkpoint in ``folder``; None where the settings switch the cache
-    off or the files cannot be hashed."""
+    off or the files cannot be hashed. ``digests``: the files' hashes where the caller has them already."""
     cache = default_cache(settings)
     if cache is None:
         return None
     try:
-        fields = key_fields(folder, extra_texts, golden_path)
+        fields = key_fields(folder, extra_texts, golden_path, digests)
     except OSError:
         return None
     key = key_of(fields)

@@ -50,6 +50,17 @@ class LoadTarget:
             f"repo id {self.name!r} (offline, from {self.cache_dir})" if self.by_repo_id else repr(self.name)
         )
 
+    def layout_folders(self) -> dict[str, Path]:
+        """Where a repo id's files are found in its hub cache: the snapshot and the absent-file marks."""
+        if not self.by_repo_id or self.revision is None:
+            return {}
+        assert self.cache_dir is not None
+        repo_folder = _repo_folder(Path(self.cache_dir), self.name)
+        return {
+            "hub layout": repo_folder / "snapshots" / self.revision,
+            "hub layout .no_exist": repo_folder / ".no_exist" / self.revision,
+        }
+
     def client_environment(self) -> dict[str, str]:
         """What a client's own loader needs set to find the repo by its id with no cache_dir of its own:
         the hub cache holding it, offline (the snapshot is only there, and the hub is not asked)."""
@@ -174,7 +185,7 @@ def lay_out_as_hub(repo: str, folder: Path, root: Path | None = None) -> LoadTar
         stat = path.stat()
         digest.update(f"\0{path.name}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
     revision = digest.hexdigest()
-    repo_folder = root / ("models--" + repo.replace("/", "--"))
+    repo_folder = _repo_folder(root, repo)
     snapshot = repo_folder / "snapshots" / revision
     absent = repo_folder / ".no_exist" / revision
     target = LoadTarget(repo, revision, str(root))
@@ -203,6 +214,10 @@ def lay_out_as_hub(repo: str, folder: Path, root: Path | None = None) -> LoadTar
             (absent / name).touch()
     _point_main_at(repo_folder, revision)
     return target
+
+
+def _repo_folder(root: Path, repo: str) -> Path:
+    return root / ("models--" + repo.replace("/", "--"))
 
 
 def _point_main_at(repo_folder: Path, revision: str) -> None:
