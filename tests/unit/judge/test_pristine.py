@@ -24,6 +24,7 @@ from pytest_tokcompat.judge.ladder import Judgement
 from pytest_tokcompat.judge.pristine import Fingerprint
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Verdict
+from pytest_tokcompat.request import Request
 from pytest_tokcompat.sources.names import lay_out_as_hub
 from tests.helpers import hubcache, toys
 from tests.helpers.ladder import judge_folder
@@ -224,7 +225,7 @@ def hub_toy(cache: Path, tmp_path: Path, prelude: str) -> tuple[Path, Path]:
 def test_a_write_through_the_snapshot_symlink_into_the_blob_is_put_back(cache: Path, tmp_path: Path) -> None:
     link, blob = hub_toy(cache, tmp_path, REWRITE_THEN_FAIL)
     target, content = os.readlink(link), blob.read_bytes()
-    outcome = evaluate(REPO, revision=COMMIT, trust_remote_code=True)
+    outcome = evaluate(Request(REPO, revision=COMMIT, trust_remote_code=True))
     assert outcome.status == FAILED and outcome.judgement is not None
     assert outcome.judgement.verdict == Verdict.NOT_CHECKED
     assert (
@@ -238,7 +239,7 @@ def test_a_write_through_the_snapshot_symlink_into_the_blob_is_put_back(cache: P
 
 def test_control_the_hub_toy_without_the_write_passes(cache: Path, tmp_path: Path) -> None:
     hub_toy(cache, tmp_path, ONLY_FAIL)
-    outcome = evaluate(REPO, revision=COMMIT, trust_remote_code=True)
+    outcome = evaluate(Request(REPO, revision=COMMIT, trust_remote_code=True))
     assert outcome.status == PASSED, outcome.message
     assert outcome.judgement is not None and outcome.judgement.verdict == Verdict.BACKEND
 
@@ -248,7 +249,7 @@ def test_control_with_the_check_off_the_blob_stays_poisoned(
 ) -> None:
     monkeypatch.setattr(pristine, "CHECKED", False)
     _, blob = hub_toy(cache, tmp_path, REWRITE_THEN_FAIL)
-    outcome = evaluate(REPO, revision=COMMIT, trust_remote_code=True)
+    outcome = evaluate(Request(REPO, revision=COMMIT, trust_remote_code=True))
     assert outcome.judgement is not None and outcome.judgement.verdict == Verdict.BROKEN
     assert blob.read_bytes() == b"{}"
 

@@ -139,14 +139,16 @@ def test_an_attempt_cannot_read_the_runs_environ_nor_write_its_checkpoint(
     hidden = containment == reaper.MOUNT_NAMESPACE
     prelude = _snoop(outcome, mark, _writes(folder), try_umount=hidden)
     judgement = judge_within(toys.hostile_remote_toy(folder, prelude), trust_remote_code=True)
-    assert judgement.verdict == Verdict.AUTO_MAP  # the snooping changes nothing the judge measures
     found: dict[str, Any] = json.loads(outcome.read_text(encoding="utf-8"))
     if not hidden:  # the control: the setup sees what it looks for where nothing hides it
         assert child._SERVER is not None and child._SERVER.process.pid in found["marked"]
         assert found["run"] == _own_environ_digest(), "the control did not read the run's environ"
         assert found["writes"] == {"new": "written", "existing": "written"}
-        assert (folder / "planted").exists()
+        # the writes landed; the parent's fingerprint saw them, put the files back and trusts nothing after
+        assert judgement.verdict == Verdict.NOT_CHECKED
+        assert "changed" in judgement.parity.reason and not (folder / "planted").exists()
         return
+    assert judgement.verdict == Verdict.AUTO_MAP  # the snooping changes nothing the judge measures
     assert found["marked"] == [] and found["others"] == 0, found  # no other process is even visible
     assert found["run"] == "FileNotFoundError"
     assert found["writes"] == {"new": "EROFS", "existing": "EROFS"}
