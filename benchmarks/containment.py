@@ -40,7 +40,14 @@ toys = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(toys)
 import pytest_tokcompat
 from pytest_tokcompat.judge import child
-from pytest_tokcompat.judge.ladder import judge
+from pytest_tokcompat.judge.ladder import judge as _judge
+try:  # the ladder takes one Subject since issue 23; a baseline before it takes keywords
+    from pytest_tokcompat.judge.subject import Subject
+    from pytest_tokcompat.request import Request
+    def judge(folder, trust_remote_code=False):
+        return _judge(Subject(folder, Request(folder, trust_remote_code=trust_remote_code), trust_remote_code))
+except ImportError:
+    judge = _judge
 if {containment!r}:
     child.CONTAINMENT = {containment!r}
 folder = Path(tempfile.mkdtemp(prefix="tokcompat-bench-containment-"))

@@ -65,20 +65,18 @@ def cases() -> list[tuple[Any, Any]]:
     from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
     from pytest_tokcompat.sources.resolve import resolve
 
-    return [(case, resolve(case).folder) for case in load_matrix(bundled_matrix()).cases]
+    return [(case, resolve(case)) for case in load_matrix(bundled_matrix()).cases]
 
 
-def judge_once(case: Any, folder: Any, today: bool) -> tuple[float, float, Any]:
+def judge_once(case: Any, checkpoint: Any, today: bool) -> tuple[float, float, Any]:
     from pytest_tokcompat.judge.ladder import judge, transformers_version
+    from pytest_tokcompat.judge.subject import Subject
+    from pytest_tokcompat.request import Request
+
+    subject = Subject.of(checkpoint, Request(case), case.acknowledged_for(transformers_version()))
 
     def run() -> Any:
-        return judge(
-            folder,
-            trust_remote_code=case.trust_remote_code,
-            extra_texts=case.texts,
-            golden_path=case.golden_path,
-            acknowledged=case.acknowledged_for(transformers_version()),
-        )
+        return judge(subject)
 
     started, cpu = time.perf_counter(), time.process_time()
     if today:
@@ -99,10 +97,10 @@ def measure(reps: int, cold: bool) -> dict[str, dict[str, list[float]]]:
         for today in (True, False) if rep % 2 == 0 else (False, True):
             side = "today" if today else "issue11"
             clear_caches()
-            for case, folder in matrix:
+            for case, checkpoint in matrix:
                 if cold:
                     clear_caches()
-                seconds, wall, _ = judge_once(case, folder, today)
+                seconds, wall, _ = judge_once(case, checkpoint, today)
                 times[case.id][side].append(seconds)
                 times[case.id][f"{side}_wall"].append(wall)
         print(f"  rep {rep + 1} ({'cold' if cold else 'matrix run'}) done", flush=True)
@@ -132,8 +130,8 @@ def summarize(label: str, times: dict[str, dict[str, list[float]]]) -> float:
 def probe_counts() -> dict[str, dict[str, int]]:
     found: dict[str, dict[str, int]] = {}
     clear_caches()
-    for case, folder in cases():
-        _, _, judgement = judge_once(case, folder, today=False)
+    for case, checkpoint in cases():
+        _, _, judgement = judge_once(case, checkpoint, today=False)
         found[case.id] = dict(judgement.parity.probe_counts) | {
             f"unchecked {k}": v for k, v in judgement.parity.unchecked.items()
         }

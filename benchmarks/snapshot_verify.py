@@ -42,7 +42,9 @@ def main() -> None:
     import transformers
 
     from pytest_tokcompat.judge.ladder import judge
+    from pytest_tokcompat.judge.subject import Subject
     from pytest_tokcompat.matrix.loader import load_matrix
+    from pytest_tokcompat.request import Request
     from pytest_tokcompat.sources.resolve import resolve
     from pytest_tokcompat.sources.snapshots import assemble
 
@@ -58,13 +60,9 @@ def main() -> None:
         size = sum(p.stat().st_size for p in entry.iterdir()) / 1e6
         verify = median_seconds(lambda s=case.snapshot: assemble(s), args.reps)
         mark = median_seconds(lambda e=entry: (e / ".tokcompat-complete").is_file(), args.reps)
+        subject = Subject.of(checkpoint, Request(case))
         judged = median_seconds(
-            lambda c=checkpoint: judge(
-                c.folder,
-                trust_remote_code=c.trust_remote_code,
-                extra_texts=c.texts,
-                golden_path=c.golden_path,
-            ),
+            lambda s=subject: judge(s),
             max(1, args.reps // 2),
         )
         figures[case.id] = {"mb": size, "verify_s": verify, "mark_s": mark, "judge_s": judged}

@@ -80,7 +80,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "TOKCOMPAT_CACHE",
         "the folder of assembled snapshots, shared by runs and xdist workers (its `verdicts/` and `truth/` hold "
-        "the verdict and truth caches where their own variables are not set)",
+        "the verdict and truth caches where their own settings are not given; a [setting](settings.md): "
+        "`--tokcompat-cache`, `[tool.tokcompat] cache`, ini `tokcompat_cache`)",
         "`$XDG_CACHE_HOME/pytest-tokcompat/snapshots` (`~/.cache/…`)",
     ),
     Variable(

@@ -47,6 +47,8 @@ class Setting:
     """For a number: ``0`` switches it off (a time limit, a memory cap), is a size of its own, or is refused."""
     choices: tuple[str, ...] = ()
     library_only: bool = False
+    can_be_off: bool = True
+    """For a folder: whether ``off`` (and the other :data:`OFF` words) switch it off, or name a folder."""
     """Only ``load_tokenizer()`` uses it (the verdict cache): a variable and a ``[tool.tokcompat]`` key, which
     the library reads, and no flag or ini key, which nothing that runs a command or pytest would use."""
 
@@ -81,7 +83,7 @@ class Setting:
                 raise SettingError(f"{text!r} is not one of {', '.join(self.choices)}")
             return text.lower()
         if self.kind == "folder":
-            return None if text.lower() in OFF else text
+            return None if self.can_be_off and text.lower() in OFF else text
         try:
             value = float(text)
         except ValueError:
@@ -114,8 +116,12 @@ class Setting:
     def described_default(self) -> str:
         if self.kind == "number" and isinstance(self.default, float):
             return f"{self.default:g}"
+        if self.kind == "folder" and not self.can_be_off:
+            return f"the XDG cache's pytest-tokcompat/{self.default}"
         if self.kind == "folder":
-            return f"$TOKCOMPAT_CACHE/{self.default}, else the XDG cache's pytest-tokcompat/{self.default}"
+            return (
+                f"the cache setting's {self.default}/, else the XDG cache's pytest-tokcompat/{self.default}"
+            )
         return str(self.default)
 
 
@@ -159,6 +165,14 @@ VERDICT_CACHE_MAX_MB = Setting(
     "allowed",
     library_only=True,
 )
+CACHE = Setting(
+    "cache",
+    "folder",
+    "snapshots",
+    "the folder of assembled snapshots, shared by runs and xdist workers (the verdict and truth caches "
+    "default to its verdicts/ and truth/)",
+    can_be_off=False,
+)
 TRUTH_CACHE = Setting(
     "truth_cache",
     "folder",
@@ -177,6 +191,7 @@ LIMITS: tuple[Setting, ...] = (LOAD_TIMEOUT, MAX_FILE_MB, MAX_MEMORY_MB)
 SETTINGS: tuple[Setting, ...] = (
     *LIMITS,
     ISOLATION,
+    CACHE,
     VERDICT_CACHE,
     VERDICT_CACHE_MAX_MB,
     TRUTH_CACHE,
@@ -220,6 +235,8 @@ class JudgeSettings:
     limits: Limits = Limits()
     isolation: str = "process"
     """process, spawn or inprocess (``process`` runs as ``spawn`` where ``os.fork`` does not exist)."""
+    cache: Path = field(default_factory=lambda: _default_folder("snapshots"))
+    """Where assembled snapshots live (the hub layout of bundled snapshots beside it)."""
     verdict_cache: Path | None = field(default_factory=lambda: _default_folder("verdicts"))
     """None: switched off."""
     verdict_cache_max_mb: float = _CACHE_MB
@@ -305,13 +322,17 @@ def resolve_judge_settings(
     texts: dict[str, str] = {}
     folders: dict[str, Path | None] = {}
     origin: dict[str, str] = {}
-    for setting in SETTINGS:
+    for setting in SETTINGS:  # the cache comes before the caches that default beside it
         sources = sources_of(setting, flags=flags, environ=environ, table=table, ini=ini, here=here)
         value, base, where = value_of(setting, sources)
         if where is not None:
             origin[setting.key] = where
-        if setting.kind == "folder":
-            folders[setting.key] = _folder(value, base, where, environ)
+        if setting is CACHE:
+            given = _folder(value, base, where, None) if where is not None else None
+            folders[setting.key] = given or user_cache_home(environ) / str(CACHE.default)
+        elif setting.kind == "folder":
+            beside = folders[CACHE.key] if CACHE.key in origin else None
+            folders[setting.key] = _folder(value, base, where, beside, environ)
         elif isinstance(value, float):
             numbers[setting.key] = value
         else:
@@ -324,6 +345,7 @@ def resolve_judge_settings(
     return JudgeSettings(
         limits=limits,
         isolation=texts["isolation"],
+        cache=_given(folders["cache"]),
         verdict_cache=folders["verdict_cache"],
         verdict_cache_max_mb=numbers["verdict_cache_max_mb"],
         truth_cache=folders["truth_cache"],
@@ -332,17 +354,27 @@ def resolve_judge_settings(
     )
 
 
-def _folder(value: object, base: Path, where: str | None, environ: Mapping[str, str] | None) -> Path | None:
-    """A cache's folder: as given (relative to its source's folder), else beside ``$TOKCOMPAT_CACHE``'s
-    snapshots, else in the XDG cache; None where it is switched off."""
+def _folder(
+    value: object,
+    base: Path,
+    where: str | None,
+    beside: Path | None,
+    environ: Mapping[str, str] | None = None,
+) -> Path | None:
+    """A cache's folder: as given (relative to its source's folder), else in ``beside`` (the snapshot
+    cache, where one was given), else in the XDG cache; None where it is switched off."""
     if value is None:
         return None
     if where is not None:
         return Path(os.path.abspath(base / Path(str(value)).expanduser()))
-    snapshots = environment.read("TOKCOMPAT_CACHE", environ)
-    if snapshots:
-        return Path(os.path.expanduser(snapshots)) / str(value)
+    if beside is not None:
+        return beside / str(value)
     return user_cache_home(environ) / str(value)
+
+
+def _given(folder: Path | None) -> Path:
+    assert folder is not None  # the snapshot cache cannot be switched off (CACHE.can_be_off)
+    return folder
 
 
 def judge_settings_from_environment(environ: Mapping[str, str] | None = None) -> JudgeSettings:

@@ -6,7 +6,6 @@ process holds; nothing a child claims of its own result is used."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from pytest_tokcompat.credentials import without_credentials
@@ -28,9 +27,10 @@ from pytest_tokcompat.judge.loading import memory_hint
 from pytest_tokcompat.judge.observed import Malformed, NotObserved, Replay, Report, questions_for, read_report
 from pytest_tokcompat.judge.parity import MATCH, NOT_CHECKED, Parity, Truth, check_parity
 from pytest_tokcompat.judge.static import StaticView
+from pytest_tokcompat.judge.subject import Subject
 from pytest_tokcompat.matrix.aliases import Alias
+from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus
-from pytest_tokcompat.settings import JudgeSettings
 
 
 def _encode_all(tokenizer: Any, texts: list[str]) -> None:
@@ -49,15 +49,28 @@ class Found:
     recorded: dict[str, Any] | None = None
 
 
-def make_job(folder: Path, remedy: str | None, alias: Alias | None, found: Found, **given: Any) -> Job:
+def make_job(
+    subject: Subject,
+    remedy: str | None,
+    alias: Alias | None,
+    found: Found,
+    *,
+    record: bool,
+    loader: ClientLoader | None = None,
+) -> Job:
+    """The job one child runs: ``subject``'s files, by its target, under its settings."""
     import os
     import sys
 
-    settings: JudgeSettings = given.pop("settings")
+    settings = subject.settings
     return Job(
-        folder=str(folder),
+        folder=str(subject.folder),
         remedy=remedy,
         alias=alias,
+        registry=subject.registry,
+        extra_texts=list(subject.texts),
+        golden_path=str(subject.golden_path) if subject.golden_path else None,
+        record=record,
         view=asdict(found.view) if found.view is not None else None,
         texts=found.texts,
         questions=asdict(questions_for(found.truth)) if found.texts is not None else None,
@@ -66,8 +79,10 @@ def make_job(folder: Path, remedy: str | None, alias: Alias | None, found: Found
         cwd=os.getcwd(),
         sys_path=[str(p) for p in sys.path],
         max_memory_mb=settings.limits.max_memory_mb or None,
+        loader=loader,
+        target=subject.target,
+        acknowledged=dict(subject.acknowledged),
         isolation=settings.isolation,
-        **given,
     )
 
 

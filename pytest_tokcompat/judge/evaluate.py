@@ -31,6 +31,7 @@ from pytest_tokcompat.judge.judgement import Attempt, Judgement
 from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.loading import transformers_version
 from pytest_tokcompat.judge.static import read_json_object
+from pytest_tokcompat.judge.subject import Subject
 from pytest_tokcompat.judge.verdicts import VerdictCache, default_cache, key_fields, key_of
 from pytest_tokcompat.matrix.aliases import Alias, effective_registry
 from pytest_tokcompat.matrix.loader import Case, load_matrix
@@ -194,39 +195,12 @@ def _judge(checkpoint: Checkpoint, request: Request, cache: JudgeCache | None = 
         if known is not None and [result.loader for result in known.loaders] == list(request.loaders):
             return known  # judged earlier in this run (by its case item or a fixture): once per case
     with cache.active() if cache is not None else nullcontext():
-        judgement = _ladder_for(
-            checkpoint,
-            request,
-            acknowledged=case.acknowledged_for(transformers_version()) if case is not None else None,
-            record_as=case.id if (request.record and case is not None) else None,
-        )
+        acknowledged = case.acknowledged_for(transformers_version()) if case is not None else None
+        record_as = case.id if (request.record and case is not None) else None
+        judgement = judge(Subject.of(checkpoint, request, acknowledged, record_as))
     if cache is not None and case is not None:
         cache.remember(case.id, checkpoint.folder, judgement, registry)  # keyed by the registry it ran under
     return judgement
-
-
-def _ladder_for(
-    checkpoint: Checkpoint,
-    request: Request,
-    *,
-    acknowledged: dict[str, str] | None,
-    record_as: str | None = None,
-) -> Judgement:
-    """The ladder on a checkpoint with what the resolver attached (opt-in, texts, golden ids) and what
-    the request asks (registry, loaders, settings): the one place the request meets the ladder's words."""
-    return judge(
-        checkpoint.folder,
-        trust_remote_code=checkpoint.trust_remote_code,
-        extra_texts=checkpoint.texts,
-        golden_path=checkpoint.golden_path,
-        registry=request.registry,
-        record_as=record_as,
-        keep_tokenizer=request.keep_tokenizer,
-        loaders=request.loaders,
-        acknowledged=acknowledged,
-        target=load_target(checkpoint),
-        settings=request.settings,
-    )
 
 
 def _judge_with_verdicts(checkpoint: Checkpoint, request: Request, verdicts: VerdictCache) -> Judgement:
@@ -244,12 +218,14 @@ def _judge_with_verdicts(checkpoint: Checkpoint, request: Request, verdicts: Ver
     cached = verdicts.get(key)
     if cached is not None:
         judgement = cached.judgement
-        judgement.target = load_target(checkpoint)  # loaded as it was judged: by the client's name
+        judgement.target = load_target(
+            checkpoint, request.settings.cache
+        )  # loaded as it was judged: by the client's name
         judgement.verdict_cache = {"state": "hit", "path": str(cached.path)}
         if request.keep_tokenizer:
             judgement.tokenizer = load_here(checkpoint.folder, judgement, aliases, ids_only=True)
         return judgement
-    judgement = _ladder_for(checkpoint, replace(request, registry=aliases), acknowledged=acknowledged)
+    judgement = judge(Subject.of(checkpoint, replace(request, registry=aliases), acknowledged))
     if request.keep_tokenizer and judgement.tokenizer is None:
         # what this process found (it does not load, or loads otherwise here) is not the verdict
         judgement.verdict_cache = {"state": "not-stored", "path": None}

@@ -17,7 +17,6 @@ finish (a time or memory limit, an unreadable file) is not-checked, never broken
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -47,13 +46,13 @@ from pytest_tokcompat.judge.observed import NotObserved
 from pytest_tokcompat.judge.parity import NOT_CHECKED, Parity, Truth
 from pytest_tokcompat.judge.pristine import Watch
 from pytest_tokcompat.judge.static import StaticView
+from pytest_tokcompat.judge.subject import Subject
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Dimension, Repair
-from pytest_tokcompat.settings import JudgeSettings, judge_settings_from_environment
 from pytest_tokcompat.sources.names import LoadTarget
 
-__all__ = ["DEFAULT_LIMITS", "Judgement", "Limits", "judge", "transformers_version"]
+__all__ = ["DEFAULT_LIMITS", "Judgement", "Limits", "Subject", "judge", "transformers_version"]
 """Besides ``judge``, the names callers have long imported from here (their home is ``judgement``)."""
 
 
@@ -89,82 +88,58 @@ def _count_differing(tokenizer: Any, truth: Truth, texts: list[str]) -> tuple[in
 
 
 @cacheguard.scoped
-def judge(
-    folder: Path,
-    *,
-    trust_remote_code: bool = False,
-    extra_texts: tuple[str, ...] | list[str] = (),
-    golden_path: Path | None = None,
-    registry: dict[str, Alias] | None = None,
-    record_as: str | None = None,
-    keep_tokenizer: bool = False,
-    limits: Limits | None = None,
-    loaders: Sequence[ClientLoader] = (),
-    acknowledged: dict[str, str] | None = None,
-    target: LoadTarget | None = None,
-    settings: JudgeSettings | None = None,
-) -> Judgement:
-    """Run the ladder on one checkpoint folder under the installed transformers.
+def judge(subject: Subject) -> Judgement:
+    """Run the ladder on one checkpoint's files under the installed transformers.
 
-    Each attempt loads ``folder``'s files by ``target`` (the name the client gives; by default the
-    folder's path) and runs in a child process. Where the verdict's attempt has a default-call
-    finding that the declared BOS/EOS repair clears, the repair is recorded; where ``target`` is a
-    repo id matched by transformers' name-keyed rules, the folder path is judged too (``local``). ``record_as`` (a case id) records golden ids that are
-    missing, from an independent implementation of the checkpoint's own format, where the checkpoint
-    has no tokenizer.json; ``keep_tokenizer`` loads the verdict's remedy once more, in this process,
-    after the judgement, for fixtures and ``load_tokenizer()``. Each of ``loaders`` (a client's own
-    loader) is then called in a child process of its own and checked against the same truth: its
-    result is recorded beside the verdict and never changes it. ``acknowledged`` maps the contract
-    dimensions the matrix entry acknowledges for this release to the reason (their drift is reported,
-    not failed). ``settings`` are the front-end's (its limits, isolation and caches; a caller without a
-    front-end gets the variables' and the defaults); ``limits``, where given, replace theirs. Raises
-    CheckpointError where the checkpoint's files cannot be read.
+    Each attempt loads ``subject.folder``'s files by ``subject.target`` (the name the client gives; by
+    default the folder's path) and runs in a child process. Where the verdict's attempt has a
+    default-call finding that the declared BOS/EOS repair clears, the repair is recorded; where the
+    target is a repo id matched by transformers' name-keyed rules, the folder path is judged too
+    (``local``). ``subject.record_as`` (a case id) records golden ids that are missing, from an
+    independent implementation of the checkpoint's own format, where the checkpoint has no
+    tokenizer.json; the request's ``keep_tokenizer`` loads the verdict's remedy once more, in this
+    process, after the judgement, for fixtures and ``load_tokenizer()``. Each of the request's
+    ``loaders`` (a client's own loader) is then called in a child process of its own and checked
+    against the same truth: its result is recorded beside the verdict and never changes it.
+    ``subject.acknowledged`` maps the contract dimensions the matrix entry acknowledges for this
+    release to the reason (their drift is reported, not failed). Raises CheckpointError where the
+    checkpoint's files cannot be read.
     """
     from pytest_tokcompat.judge import child, golden, pristine, truthcache
-    from pytest_tokcompat.matrix.aliases import REGISTRY, find_alias
+    from pytest_tokcompat.matrix.aliases import find_alias
 
-    if keep_tokenizer:
+    request, folder, golden_path = subject.request, subject.folder, subject.golden_path
+    if request.keep_tokenizer:
         import_in_background()
-    registry = dict(REGISTRY if registry is None else registry)
-    settings = settings if settings is not None else judge_settings_from_environment()
-    if limits is not None:
-        settings = replace(settings, limits=limits)
+    registry, settings = subject.registry, subject.settings
     limits = settings.limits
     cacheguard.judging_with(settings)
     check_checkpoint_files(folder, limits.max_file_mb)  # special files, dangling links: never opened
-    refusal = golden.write_refusal(golden_path) if record_as is not None and golden_path is not None else None
-    record = record_as is not None and golden_path is not None and refusal is None
+    recording = subject.record_as is not None and golden_path is not None
+    refusal = golden.write_refusal(golden_path) if recording and golden_path is not None else None
+    record = recording and refusal is None
     found = Found()
-    watch = pristine.Watch(folder, target, enabled=trust_remote_code or bool(loaders))
+    watch = pristine.Watch(folder, subject.target, enabled=subject.trust_remote_code or bool(request.loaders))
     truths = (
         None
         if record
-        else truthcache.lookup(folder, list(extra_texts), golden_path, settings, watch.digests())
+        else truthcache.lookup(folder, list(subject.texts), golden_path, settings, watch.digests())
     )
     if truths is not None and truths.hit is not None:  # computed by an earlier run: no child reads it again
         found.texts, found.truth = truths.hit.texts, truths.hit.truth
-        found.truth.acknowledged = dict(acknowledged or {})
+        found.truth.acknowledged = dict(subject.acknowledged)
     attempts: list[Attempt] = []
     stop: str | None = None
-    given = {
-        "registry": registry,
-        "extra_texts": list(extra_texts),
-        "golden_path": str(golden_path) if golden_path else None,
-        "record": record,
-        "settings": settings,
-        "acknowledged": dict(acknowledged or {}),
-        "target": target,
-    }
     for remedy in REMEDIES:
         if stop is not None:
             attempts.append(Attempt(remedy, SKIPPED, f"not tried: {stop}"))
             continue
         alias = find_alias(found.view.model_type, registry) if found.view is not None else None
-        reason = _skip_reason(remedy, found.view, trust_remote_code, alias) if found.view else None
+        reason = _skip_reason(remedy, found.view, subject.trust_remote_code, alias) if found.view else None
         if reason:
             attempts.append(Attempt(remedy, SKIPPED, reason))
             continue
-        job = make_job(folder, remedy, alias, found, **given)
+        job = make_job(subject, remedy, alias, found, record=record)
         attempt = absorb(
             child.run(job, limits.load_timeout), remedy, found, limits.load_timeout, job.max_memory_mb
         )
@@ -177,12 +152,14 @@ def judge(
             stop = f"the checkpoint could not be read ({attempt.detail})"
         if stop is None and attempt.status in (OK, AttemptStatus.NOT_CHECKED):
             break
-    recorded = _write_recorded(found, record_as, golden_path) if record else None
+    recorded = _write_recorded(found, subject) if record else None
     verdict, parity = _verdict(attempts, found, refusal)
     chosen = next((a for a in attempts if a.remedy == verdict), None)
-    repairs, repair_attempts = _try_repairs(folder, chosen, found, given, limits, watch)
-    local = _judge_local(folder, target, verdict, found, given, limits, watch)
-    judged_loaders = [_judge_loader(folder, loader, found, given, limits, stop, watch) for loader in loaders]
+    repairs, repair_attempts = _try_repairs(subject, chosen, found, record, watch)
+    local = _judge_local(subject, verdict, found, record, watch)
+    judged_loaders = [
+        _judge_loader(subject, loader, found, record, stop, watch) for loader in request.loaders
+    ]
     watch.after("the judgement's end", ran_code=False)  # a write that landed after the last attempt's check
     if watch.changed is not None:  # nothing measured on files that checkpoint code changed counts
         verdict, parity = UNCHECKED, Parity(NOT_CHECKED, reason=watch.changed)
@@ -202,10 +179,10 @@ def judge(
         repairs=repairs,
         repair_attempts=repair_attempts,
         local=local,
-        target=target,
+        target=subject.target,
     )
     judgement.loaders = judged_loaders
-    if keep_tokenizer and verdict in (*REMEDIES, UNCHECKED) and watch.changed is None:
+    if request.keep_tokenizer and verdict in (*REMEDIES, UNCHECKED) and watch.changed is None:
         judgement.tokenizer = load_here(folder, judgement, registry)
     return judgement
 
@@ -219,7 +196,7 @@ def _distrusted(attempt: Attempt, changed: str | None) -> str | None:
 
 
 def _try_repairs(
-    folder: Path, chosen: Attempt | None, found: Found, given: dict[str, Any], limits: Limits, watch: Watch
+    subject: Subject, chosen: Attempt | None, found: Found, record: bool, watch: Watch
 ) -> tuple[list[str], list[Attempt]]:
     """The declared BOS/EOS repair on the verdict's remedy, where the default call is a finding it may
     clear; kept only where the repaired tokenizer keeps right ids and the finding is gone."""
@@ -234,50 +211,43 @@ def _try_repairs(
     if contract is None or not declared_special_tokens_applicable(contract.declared):
         return [], []
     repair = str(Repair.DECLARED_SPECIAL_TOKENS)
-    alias = _alias_for(found, given)
-    job = make_job(folder, chosen.remedy, alias if chosen.remedy == "alias" else None, found, **given)
+    alias = _alias_for(found, subject.registry)
+    job = make_job(subject, chosen.remedy, alias if chosen.remedy == "alias" else None, found, record=record)
     job.repairs = [repair]
-    run = child.run(job, limits.load_timeout)
-    attempt = absorb(run, attempt_name(job), found, limits.load_timeout, job.max_memory_mb)
+    timeout = subject.settings.limits.load_timeout
+    run = child.run(job, timeout)
+    attempt = absorb(run, attempt_name(job), found, timeout, job.max_memory_mb)
     _distrusted(attempt, watch.after(attempt_name(job), ran_code=chosen.remedy == "auto_map"))
     cleared = attempt.status == OK and str(Dimension.DEFAULT_CALL) not in attempt.drifting
     return ([repair] if cleared else []), [attempt]
 
 
-def _alias_for(found: Found, given: dict[str, Any]) -> Alias | None:
+def _alias_for(found: Found, registry: dict[str, Alias]) -> Alias | None:
     from pytest_tokcompat.matrix.aliases import find_alias
 
-    return find_alias(found.view.model_type, given["registry"]) if found.view is not None else None
+    return find_alias(found.view.model_type, registry) if found.view is not None else None
 
 
-def _judge_local(
-    folder: Path,
-    target: LoadTarget | None,
-    verdict: str,
-    found: Found,
-    given: dict[str, Any],
-    limits: Limits,
-    watch: Watch,
-) -> list[Attempt]:
+def _judge_local(subject: Subject, verdict: str, found: Found, record: bool, watch: Watch) -> list[Attempt]:
     """Where the client's repo id is matched by a name-keyed rule, the same files by their folder path:
     plain loading, then the backend override where that drifts (what a user of a local copy gets)."""
     from pytest_tokcompat.judge import child
 
+    target = subject.target
     if target is None or not target.by_repo_id or found.view is None or not found.view.name_keyed:
         return []
     if watch.changed is not None:
         return []
     if verdict not in REMEDIES or found.texts is None:
         return []
-    local_given = {**given, "target": LoadTarget(str(folder))}
+    local = replace(subject, target=LoadTarget(str(subject.folder)))
+    timeout = subject.settings.limits.load_timeout
     attempts: list[Attempt] = []
     for remedy in ("native", "backend"):
         if _skip_reason(remedy, found.view, False, None):
             break
-        job = make_job(folder, remedy, None, found, **local_given)
-        attempt = absorb(
-            child.run(job, limits.load_timeout), remedy, found, limits.load_timeout, job.max_memory_mb
-        )
+        job = make_job(local, remedy, None, found, record=record)
+        attempt = absorb(child.run(job, timeout), remedy, found, timeout, job.max_memory_mb)
         attempts.append(attempt)
         if _distrusted(attempt, watch.after(remedy, ran_code=False)) is not None:
             break
@@ -287,13 +257,7 @@ def _judge_local(
 
 
 def _judge_loader(
-    folder: Path,
-    loader: ClientLoader,
-    found: Found,
-    given: dict[str, Any],
-    limits: Limits,
-    stop: str | None,
-    watch: Watch,
+    subject: Subject, loader: ClientLoader, found: Found, record: bool, stop: str | None, watch: Watch
 ) -> LoaderResult:
     """One client loader in its own child, against the ground truth the ladder's children read."""
     from pytest_tokcompat.judge import child
@@ -302,10 +266,11 @@ def _judge_loader(
     if found.view is None or found.texts is None or watch.changed is not None:
         why = watch.not_tried() or stop
         return LoaderResult(loader, Attempt(name, AttemptStatus.NOT_CHECKED, f"not tried: {why}"))
-    job = make_job(folder, None, None, found, loader=loader, **given)
+    job = make_job(subject, None, None, found, record=record, loader=loader)
     job.environ = client_environ(job.environ)
-    run = child.run(job, limits.load_timeout)
-    attempt = absorb(run, name, found, limits.load_timeout, job.max_memory_mb, keep_replay=True)
+    timeout = subject.settings.limits.load_timeout
+    run = child.run(job, timeout)
+    attempt = absorb(run, name, found, timeout, job.max_memory_mb, keep_replay=True)
     _distrusted(attempt, watch.after(name, ran_code=True))  # a client's loader runs foreign code too
     counts: dict[str, int] = {}
     if attempt.status == DRIFT and attempt.replay is not None and found.truth is not None:
@@ -373,10 +338,11 @@ def _verdict(attempts: list[Attempt], found: Found, refusal: str | None) -> tupl
     return BROKEN, tried[0] if tried else Parity(NOT_CHECKED, reason="no remedy loaded the tokenizer")
 
 
-def _write_recorded(found: Found, record_as: str | None, golden_path: Path | None) -> Path | None:
+def _write_recorded(found: Found, subject: Subject) -> Path | None:
     """Write the golden ids a child recorded: only those that were missing, never over existing ones."""
     from pytest_tokcompat.judge import golden
 
+    record_as, golden_path = subject.record_as, subject.golden_path
     if not found.recorded or record_as is None or golden_path is None:
         return None
     kinds = found.recorded.get("kinds")

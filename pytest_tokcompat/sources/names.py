@@ -136,13 +136,13 @@ LOADER_FILES = (
 """Files a tokenizer load may ask the hub for; those the folder lacks are marked as absent from the repo."""
 
 
-def hub_layout_root() -> Path:
+def hub_layout_root(cache: Path | None = None) -> Path:
     """Where bundled snapshots are laid out as a hub cache: beside the assembled snapshots.
 
     Never under a folder named ``snapshots``: transformers finds a cached file's commit with the first
     ``snapshots/<name>/`` in its path, and remote code from a repo then has no commit to live under.
     """
-    root = cache_root()
+    root = cache if cache is not None else cache_root()
     for candidate in (
         root.parent / f"{root.name}-hub",
         Path(tempfile.gettempdir()) / f"tokcompat-hub-{os.getuid()}",
@@ -248,10 +248,11 @@ def load_name(checkpoint: Checkpoint) -> str:
     return str(checkpoint.folder)
 
 
-def load_target(checkpoint: Checkpoint) -> LoadTarget:
-    """The name the client loads ``checkpoint`` by (see the module's docstring), ready to load."""
+def load_target(checkpoint: Checkpoint, cache: Path | None = None) -> LoadTarget:
+    """The name the client loads ``checkpoint`` by (see the module's docstring), ready to load; a hub
+    layout of our own goes beside ``cache`` (the settings' snapshot cache)."""
     if _by_repo_id(checkpoint):
         assert checkpoint.repo is not None
         # a layout of our own, even for the user's hub cache: it is never written to
-        return lay_out_as_hub(checkpoint.repo, checkpoint.folder)
+        return lay_out_as_hub(checkpoint.repo, checkpoint.folder, hub_layout_root(cache))
     return LoadTarget(load_name(checkpoint))

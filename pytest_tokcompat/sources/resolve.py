@@ -38,7 +38,7 @@ from pytest_tokcompat.sources.checkpoint import NAMES_THE_CASE, Checkpoint, Iden
 from pytest_tokcompat.sources.hub import cached_snapshot, is_commit_sha, resolve_repo
 from pytest_tokcompat.sources.matching import find_case, hub_id_problem, tried_message, unknown_name_message
 from pytest_tokcompat.sources.remote_code import refuse_cross_repo_code
-from pytest_tokcompat.sources.snapshots import Assembled, assemble, entry_path, is_stand_in
+from pytest_tokcompat.sources.snapshots import Assembled, assemble, entry_name, is_stand_in
 
 __all__ = [  # the checkpoint's types are imported from here too; they live in ``checkpoint``
     "Checkpoint",
@@ -104,10 +104,10 @@ def _identify_folder(text: str, folder: Path, matrix: Path | None) -> Identity:
             if case.snapshot.resolve() == resolved:
                 return Identity(text, MatchedBy.SNAPSHOT_FOLDER, case, case.repo, folder, where)
             try:
-                entry = entry_path(case.snapshot)
+                entry = entry_name(case.snapshot)
             except (SnapshotError, OSError):
                 continue
-            if entry is not None and entry.name == folder.name:
+            if entry == folder.name:
                 return Identity(text, MatchedBy.ASSEMBLED_FOLDER, case, case.repo, folder, where)
     return Identity(text, MatchedBy.FOLDER, None, None, folder, None)
 
@@ -127,13 +127,7 @@ def resolve(request: Request | str | Path | Case, identity: Identity | None = No
     request = request if isinstance(request, Request) else Request(request)
     identity = identity if identity is not None else identify(request.name, request.matrix)
     try:
-        return _resolve(
-            identity,
-            request.revision,
-            request.trust_remote_code,
-            request.texts,
-            request.allow_unpinned_remote_code,
-        )
+        return _resolve(identity, request)
     except RepoNotFound as error:
         if identity.by is not MatchedBy.REPO_ID:
             raise
@@ -153,17 +147,11 @@ def resolve(request: Request | str | Path | Case, identity: Identity | None = No
         raise NotReachable(f"{error}; {hints}") from None
 
 
-def _resolve(
-    identity: Identity,
-    revision: str | None,
-    trust_remote_code: bool,
-    texts: tuple[str, ...],
-    allow_unpinned: bool = False,
-) -> Checkpoint:
-    case = identity.case
+def _resolve(identity: Identity, request: Request) -> Checkpoint:
+    case, revision, texts = identity.case, request.revision, request.texts
     matrix_run = identity.by is MatchedBy.MATRIX_RUN
-    trust = case.trust_remote_code if (matrix_run and case is not None) else trust_remote_code
-    allow_unpinned = allow_unpinned and trust and not matrix_run
+    trust = case.trust_remote_code if (matrix_run and case is not None) else request.trust_remote_code
+    allow_unpinned = request.allow_unpinned_remote_code and trust and not matrix_run
     asked: str | None = None  # the revision asked of the hub
     notes: list[str] = []
     if case is not None and case.trust_remote_code and not trust:
@@ -183,7 +171,7 @@ def _resolve(
     stand_in = False
     if case is None:
         if identity.folder is not None:
-            assembled, source = assemble(identity.folder), Source.FOLDER
+            assembled, source = assemble(identity.folder, request.settings.cache), Source.FOLDER
             folder = assembled.folder
         else:
             assert identity.repo is not None
@@ -193,7 +181,7 @@ def _resolve(
             )
             source = Source.HUB
     elif identity.by in NAMES_THE_CASE and case.snapshot is not None:
-        assembled, source = assemble(case.snapshot), Source.SNAPSHOT
+        assembled, source = assemble(case.snapshot, request.settings.cache), Source.SNAPSHOT
         folder, stand_in = assembled.folder, is_stand_in(case.snapshot)
         if identity.folder is not None and identity.folder.resolve() not in (
             folder.resolve(),
@@ -228,7 +216,7 @@ def _resolve(
                     f"would give other ids than the real tokenizer: fill the hub cache (hf download {repo}) and retry "
                     f"(to judge the case's stand-in snapshot itself, pass {case.source}::{case.id})"
                 ) from None
-            assembled, source = assemble(case.snapshot), Source.FALLBACK
+            assembled, source = assemble(case.snapshot, request.settings.cache), Source.FALLBACK
             folder = assembled.folder
             note = (
                 f"the hub could not be reached ({error}); used the offline snapshot of case {case.id!r} "

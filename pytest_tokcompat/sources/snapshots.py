@@ -22,8 +22,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pytest_tokcompat import environment
 from pytest_tokcompat.errors import SnapshotError
+from pytest_tokcompat.settings import judge_settings_from_environment
 from pytest_tokcompat.settings import user_cache_home as user_cache_home
 from pytest_tokcompat.sources.derive import derive
 from pytest_tokcompat.sources.members import COMPLETE_MARK as _COMPLETE_MARK
@@ -34,11 +34,9 @@ DATA_PYTHON = (3, 11)
 
 
 def cache_root() -> Path:
-    """Where assembled snapshots live: $TOKCOMPAT_CACHE, else the XDG cache folder."""
-    explicit = environment.read("TOKCOMPAT_CACHE")
-    if explicit:
-        return Path(explicit)
-    return user_cache_home() / "snapshots"
+    """Where assembled snapshots live for a caller given no settings (the ``cache`` setting from the
+    variables, else the XDG cache folder); the resolver passes its request's instead."""
+    return judge_settings_from_environment().cache
 
 
 def sha256_of(path: Path) -> str:
@@ -139,6 +137,13 @@ class Assembled:
     rebuilt: str | None = None
     digests: dict[str, str] | None = None
     """sha256 of each file of the entry, as verified just now (None: a folder without a manifest)."""
+
+
+def entry_name(folder: str | Path) -> str | None:
+    """The name ``folder``'s entry has in any snapshot cache; None for a folder without a manifest."""
+    folder = Path(folder)
+    sources = read_sources(folder)
+    return None if sources is None else f"{folder.name}-{_fingerprint(folder, sources)}"
 
 
 def entry_path(folder: str | Path, root: Path | None = None) -> Path | None:

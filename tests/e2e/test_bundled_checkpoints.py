@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.matrix.loader import Case
+from tests.helpers.ladder import judge_folder
 from tests.project.test_bundled_checkpoints import (  # noqa: F401 (fixtures)
     CASES,
     GOLDEN_FILES,
@@ -113,9 +113,9 @@ def test_a_golden_only_case_is_judged_offline_against_its_golden_ids(
     assembled: AssembledSnapshots, case_id: str
 ) -> None:
     case: Case = CASES[case_id]
-    judgement = judge(assembled[case_id], golden_path=case.golden_path)
+    judgement = judge_folder(assembled[case_id], golden_path=case.golden_path)
     assert judgement.truth_source == f"golden ids in {case_id}.json"
-    without = judge(assembled[case_id], golden_path=None)
+    without = judge_folder(assembled[case_id], golden_path=None)
     assert without.truth_source is None and without.verdict == "not-checked"
 
 

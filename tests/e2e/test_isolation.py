@@ -12,9 +12,9 @@ import pytest
 
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge.child import CAPTURE_BYTES
-from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.model import AttemptStatus, Verdict
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder
 from tests.helpers.matrices import write_matrix
 from tests.unit.judge.test_isolation import attempts_of, cases_of, check_json
 
@@ -73,7 +73,7 @@ def test_spawn_mode_where_fork_is_missing_gives_the_same_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TOKCOMPAT_ISOLATION", "spawn")
-    judgement = judge(
+    judgement = judge_folder(
         toys.hostile_remote_toy(tmp_path / "exits", "raise SystemExit(3)\n"), trust_remote_code=True
     )
     remote = judgement.attempt("auto_map")

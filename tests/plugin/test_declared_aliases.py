@@ -13,12 +13,12 @@ import pytest
 from pytest_tokcompat import load_tokenizer
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.errors import TokenizerBroken
-from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.judge.remedies import applied_alias
 from pytest_tokcompat.matrix.aliases import REGISTRY, Alias, effective_registry
 from pytest_tokcompat.matrix.loader import MatrixError, load_matrix
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder
 from tests.helpers.matrices import run_plugin
 from tests.helpers.reportdata import read_valid_report
 
@@ -152,7 +152,7 @@ def test_an_alias_whose_base_config_cannot_be_imported_is_that_attempts_error(tm
     folder = toys.alias_toy(tmp_path / "toy")
     golden = toys.golden_for(probe_texts(), tmp_path / "golden", "toy")
     wrong = Alias(toys.TOY_ALIAS_TYPE, "transformers.NoSuchConfig", "gpt2", "x", declared_in="m.yaml:4")
-    judgement = judge(folder, golden_path=golden, registry=effective_registry([wrong]))
+    judgement = judge_folder(folder, golden_path=golden, registry=effective_registry([wrong]))
     attempt = judgement.attempt("alias")
     assert judgement.verdict == "broken" and attempt is not None and attempt.status == "load-error"
     assert attempt.detail is not None and attempt.detail.startswith(
@@ -166,9 +166,9 @@ def test_the_ladder_applies_a_declared_alias_exactly_as_declared(tmp_path: Path)
     golden = toys.golden_for(probe_texts(), tmp_path / "golden", "toy")
     borrowing = Alias(toys.TOY_ALIAS_TYPE, GPT2, "gpt2", "x")
     config_only = Alias(toys.TOY_ALIAS_TYPE, GPT2, None, "x")
-    right = judge(folder, golden_path=golden, registry=effective_registry([borrowing]))
+    right = judge_folder(folder, golden_path=golden, registry=effective_registry([borrowing]))
     assert right.verdict == "alias" and right.static.alias == toys.TOY_ALIAS_TYPE
-    as_declared = judge(folder, golden_path=golden, registry=effective_registry([config_only]))
+    as_declared = judge_folder(folder, golden_path=golden, registry=effective_registry([config_only]))
     attempt = as_declared.attempt("alias")
     assert as_declared.verdict == "broken"
     assert attempt is not None and attempt.status == "load-error", "no tokenizer mapping was borrowed"

@@ -10,9 +10,9 @@ from xml.etree import ElementTree
 import pytest
 
 from pytest_tokcompat.contract import SCHEMA_VERSION
-from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.probes import probe_texts
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder
 from tests.helpers.matrices import run_plugin, write_matrix
 from tests.helpers.reportdata import read_valid_report
 
@@ -653,7 +653,7 @@ def test_tokcompat_tokenizer_honours_the_limit_options(pytester: pytest.Pytester
 
 def test_pytest_timeouts_signal_method_still_fires_after_the_fixture(pytester: pytest.Pytester) -> None:
     folder = toys.native_toy(pytester.path / "native")
-    judge(folder)  # the judge's fork server is up (in-process runs share it): the fixture is quick
+    judge_folder(folder)  # the judge's fork server is up (in-process runs share it): the fixture is quick
     matrix = write_matrix(pytester.path, "  - {id: native, snapshot: native, expect: native}\n")
     pytester.makepyfile(
         test_own="""

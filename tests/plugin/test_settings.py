@@ -67,7 +67,7 @@ def test_the_nearest_table_upwards_wins_and_none_switches_it_off(tmp_path: Path)
     [
         (
             '[tool.tokcompat]\nmatrx = "m.yaml"\n',
-            "unknown key 'matrx'; use one of isolation, load_timeout, loaders, matrix",
+            "unknown key 'matrx'; use one of cache, isolation, load_timeout, loaders, matrix",
         ),
         ("[tool.tokcompat]\nmatrix = 3\n", "matrix must be a non-empty string"),
         ('[tool.tokcompat]\nloaders = "a:b"\n', "loaders must be a list of strings"),

@@ -19,8 +19,8 @@ from pytest_tokcompat.ci.grid import load_reports, merge
 from pytest_tokcompat.ci.issues_text import issue_texts
 from pytest_tokcompat.ci.render import render
 from pytest_tokcompat.judge import child
-from pytest_tokcompat.judge.ladder import judge
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder
 
 pytest_plugins = ["pytester"]
 
@@ -96,7 +96,9 @@ def test_a_spawned_attempt_starts_without_the_credentials_in_its_first_environme
 ) -> None:
     """TOKCOMPAT_ISOLATION=spawn: the child's /proc/self/environ is the environment it was started with."""
     monkeypatch.setenv("TOKCOMPAT_ISOLATION", "spawn")
-    judgement = judge(toys.hostile_remote_toy(tmp_path / "leaky", PRINTS_SECRETS), trust_remote_code=True)
+    judgement = judge_folder(
+        toys.hostile_remote_toy(tmp_path / "leaky", PRINTS_SECRETS), trust_remote_code=True
+    )
     attempt = judgement.attempt("auto_map")
     said = (attempt.stdout or "") if attempt is not None else ""
     assert f"canary: {CANARY}" in said  # control: the code ran in a spawned child and its output is captured
@@ -113,7 +115,9 @@ def test_remote_code_cannot_read_hf_token_and_what_it_prints_is_masked(
     tmp_path: Path, secret_env: Path
 ) -> None:
     child._shutdown()  # the next fork server starts now, with HF_TOKEN in this process's environment
-    judgement = judge(toys.hostile_remote_toy(tmp_path / "leaky", PRINTS_SECRETS), trust_remote_code=True)
+    judgement = judge_folder(
+        toys.hostile_remote_toy(tmp_path / "leaky", PRINTS_SECRETS), trust_remote_code=True
+    )
     attempt = judgement.attempt("auto_map")
     assert attempt is not None and attempt.status == "load-error"
     said = attempt.stdout or ""
@@ -176,7 +180,7 @@ def test_remote_code_finds_no_ci_command_file(
     child._shutdown()  # the fork server starts with these in this process's environment
     outcome = tmp_path / "seen.json"
     code = SEES_CI_FILES.format(names=CI_FILES, outcome=str(outcome))
-    judgement = judge(toys.hostile_remote_toy(tmp_path / "ci", code), trust_remote_code=True)
+    judgement = judge_folder(toys.hostile_remote_toy(tmp_path / "ci", code), trust_remote_code=True)
     assert judgement.attempt("auto_map") is not None
     seen = json.loads(outcome.read_text(encoding="utf-8"))
     assert seen.pop("canary") == [CANARY, True]  # control: the parent's other variables reach the attempt

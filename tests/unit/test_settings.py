@@ -173,3 +173,39 @@ def test_the_isolation_flag_reaches_each_attempt(
     assert ran_here == [], "the default: each attempt in a child process"  # control
     assert main(["check", str(folder), "--tokcompat-isolation", "inprocess"]) == 0
     assert ran_here and ran_here[0] == "native", "the command's flag, down to the child's job"
+
+
+def test_the_snapshot_cache_is_a_setting_and_the_caches_default_beside_it(tmp_path: Path) -> None:
+    ini = ("ini", {"cache": "snaps"}, tmp_path)
+    settings = resolve_judge_settings(environ={}, ini=ini, cwd=tmp_path / "here")
+    assert settings.cache == tmp_path / "snaps" and settings.origin["cache"] == "ini tokcompat_cache"
+    assert settings.truth_cache == tmp_path / "snaps" / "truth"
+    assert settings.verdict_cache == tmp_path / "snaps" / "verdicts"
+    flagged = resolve_judge_settings(
+        flags={"cache": "mine"}, environ={"TOKCOMPAT_CACHE": str(tmp_path / "env")}, cwd=tmp_path
+    )
+    assert flagged.cache == tmp_path / "mine", "the flag wins over the variable"
+    assert passed_on_flags(flagged) == [f"--tokcompat-cache={tmp_path / 'mine'}"]
+    assert resolve_judge_settings(environ={"TOKCOMPAT_CACHE": "off"}, cwd=tmp_path).cache == tmp_path / "off"
+    home = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    defaults = resolve_judge_settings(environ=home)
+    assert defaults.cache == tmp_path / "xdg" / "pytest-tokcompat" / "snapshots"  # control: nothing given
+    assert defaults.truth_cache == tmp_path / "xdg" / "pytest-tokcompat" / "truth"
+
+
+def test_the_resolver_assembles_snapshots_in_the_requests_cache(tmp_path: Path) -> None:
+    from pytest_tokcompat.matrix.discovery import bundled_matrix
+    from pytest_tokcompat.matrix.loader import load_matrix
+    from pytest_tokcompat.request import Request
+    from pytest_tokcompat.sources.resolve import resolve
+    from pytest_tokcompat.sources.snapshots import cache_root
+
+    case = next(c for c in load_matrix(bundled_matrix()).cases if c.snapshot is not None)
+    settings = resolve_judge_settings(flags={"cache": str(tmp_path / "snaps")}, environ={})
+    checkpoint = resolve(Request(case, settings=settings))
+    assert (
+        checkpoint.folder.parent == tmp_path / "snaps"
+        and (checkpoint.folder / "tokenizer_config.json").is_file()
+    )
+    default = resolve(Request(case, settings=resolve_judge_settings()))
+    assert default.folder.parent == cache_root() != tmp_path / "snaps"  # control: the session's cache

@@ -18,9 +18,9 @@ import pytest
 import pytest_tokcompat.judge.truthcache as truthcache
 import pytest_tokcompat.judge.verdicts as verdicts
 from pytest_tokcompat.judge import cachefiles, cacheguard
-from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.parity import Truth
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder
 
 KEY = "ab" + "0" * 62
 OTHER = "cd" + "1" * 62
@@ -209,7 +209,7 @@ def test_a_remote_code_attempt_that_forges_another_checkpoints_truth_changes_not
     """Through the judge: the forger runs in the auto_map attempt's child (every isolation mode)."""
     root = caches[0]
     native = toys.native_toy(tmp_path / "native")
-    judge(native)
+    judge_folder(native)
     (entry,) = sorted(root.glob("*/*.truth"))
     mark = tmp_path / "forged"
     prelude = f"""
@@ -221,7 +221,9 @@ def test_a_remote_code_attempt_that_forges_another_checkpoints_truth_changes_not
         pathlib.Path({str(mark)!r}).write_text("forged")
     """
     with caplog.at_level(logging.WARNING, logger="pytest_tokcompat.cache"):
-        judgement = judge(toys.hostile_remote_toy(tmp_path / "attacker", prelude), trust_remote_code=True)
+        judgement = judge_folder(
+            toys.hostile_remote_toy(tmp_path / "attacker", prelude), trust_remote_code=True
+        )
     assert mark.exists() and judgement.verdict == "auto_map"  # control: the forger ran in the attempt
     assert not entry.exists()
     assert any(entry.name in note for note in refusals(caplog))
@@ -237,7 +239,7 @@ def test_the_child_is_not_told_where_the_caches_are(caches: tuple[Path, Path], t
         import json, os
         open({str(mark)!r}, "w").write(json.dumps({{k: v for k, v in os.environ.items() if "CACHE" in k}}))
     """
-    judge(toys.hostile_remote_toy(tmp_path / "reader", prelude), trust_remote_code=True)
+    judge_folder(toys.hostile_remote_toy(tmp_path / "reader", prelude), trust_remote_code=True)
     told = json.loads(mark.read_text())
     assert told.get(truthcache.CACHE_ENV) == "off" and told.get(verdicts.CACHE_ENV) == "off"
     assert str(caches[0]) not in json.dumps(told) and str(caches[1]) not in json.dumps(told)

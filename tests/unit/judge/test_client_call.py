@@ -21,13 +21,14 @@ from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge.alarms import findings_alarm, verdict_alarm
 from pytest_tokcompat.judge.chat import FROZEN_NOW, reference_environment
-from pytest_tokcompat.judge.ladder import judge, transformers_version
+from pytest_tokcompat.judge.ladder import transformers_version
 from pytest_tokcompat.judge.parity import ground_truth, reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.model import AlarmKind
 from pytest_tokcompat.sources.names import LoadTarget, lay_out_as_hub, load_target
 from pytest_tokcompat.sources.resolve import resolve
 from tests.helpers.contract_toys import contract_toy, with_chat_template
+from tests.helpers.ladder import judge_folder
 from tests.unit.judge.test_contract_dimensions import drift_shows
 
 
@@ -49,7 +50,7 @@ def test_a_snapshot_laid_out_as_a_hub_repo_loads_by_its_repo_id_offline(tmp_path
     assert all((snapshot / p.name).resolve() == p.resolve() for p in folder.iterdir())
     assert (snapshot.parent.parent / "refs" / "main").read_text() == target.revision
     assert lay_out_as_hub("owner/Toy-Model", folder, tmp_path / "hub") == target  # the same content: reused
-    judgement = judge(folder, target=target)
+    judgement = judge_folder(folder, target=target)
     native = judgement.attempt("native")
     assert native is not None and native.loaded_as == "owner/Toy-Model"
     assert (judgement.verdict, native.status) == ("native", "ok")
@@ -72,7 +73,7 @@ def test_remote_code_loads_by_repo_id_from_the_layout(
     folder = toys.remote_toy(tmp_path / "remote")
     target = lay_out_as_hub("toy/remote", folder)
     assert "snapshots/" not in str(target.cache_dir) + "/"
-    judgement = judge(folder, target=target, trust_remote_code=True)
+    judgement = judge_folder(folder, target=target, trust_remote_code=True)
     remote = judgement.attempt("auto_map")
     assert remote is not None and (remote.status, remote.loaded_as) == ("ok", "toy/remote"), remote
     assert judgement.verdict == "auto_map" and canary.exists()
@@ -83,7 +84,7 @@ def test_remote_code_loads_by_repo_id_from_the_layout(
 def test_a_repo_id_load_never_reaches_the_network(tmp_path: Path) -> None:
     """Control of the offline claim: a repo id with no snapshot in the given cache fails at once, by name."""
     target = LoadTarget("owner/not-cached", "0" * 40, str(tmp_path / "empty-hub"))
-    judgement = judge(contract_toy(tmp_path / "toy"), target=target)
+    judgement = judge_folder(contract_toy(tmp_path / "toy"), target=target)
     native = judgement.attempt("native")
     assert native is not None and native.status == "load-error"
     assert native.seconds < 30
@@ -117,14 +118,14 @@ def test_a_hub_checkpoint_loads_by_its_repo_id_from_a_layout_of_its_own(
     assert target.name == "o/tok-only" and target.cache_dir == str(tmp_path / "cache-hub")
     absent = tmp_path / "cache-hub" / "models--o--tok-only" / ".no_exist" / str(target.revision)
     assert (absent / "config.json").is_file() and not (absent / "tokenizer.json").exists()
-    judgement = judge(snapshot, target=target)
+    judgement = judge_folder(snapshot, target=target)
     native = judgement.attempt("native")
     assert native is not None and native.status == "ok", native
     assert sorted(str(p) for p in (tmp_path / "hub").rglob("*")) == before
     (
         absent / "config.json"
     ).unlink()  # control: without the mark, offline loading cannot tell absent from uncached
-    assert judge(snapshot, target=target).attempt("native").status == "load-error"  # type: ignore[union-attr]
+    assert judge_folder(snapshot, target=target).attempt("native").status == "load-error"  # type: ignore[union-attr]
 
 
 # ---- what the checkpoint declares ------------------------------------------------------------------------
@@ -158,7 +159,7 @@ def test_the_ground_truth_has_the_added_tokens_the_config_declares(tmp_path: Pat
     assert reference is not None and token_id in reference.encode(text, add_special_tokens=False).ids
     truth = ground_truth(folder, probe_texts([text]), None, reference)
     assert truth is not None and text in truth.special_texts
-    judgement = judge(folder, extra_texts=[text])
+    judgement = judge_folder(folder, extra_texts=[text])
     native = judgement.attempt("native")
     assert native is not None and native.parity is not None
     assert native.parity.dimensions["special_text"]["status"] == "match"  # transformers adds it too
@@ -174,7 +175,7 @@ def test_a_template_that_prints_the_clock_renders_at_one_instant_on_both_sides(t
         "{% for m in messages %}{{ m.role }}: {{ m.content if m.content is not none else '' }}\n{% endfor %}"
     )
     folder = with_chat_template(contract_toy(tmp_path / "toy"), template)
-    judgement = judge(folder)
+    judgement = judge_folder(folder)
     native = judgement.attempt("native")
     assert native is not None and native.parity is not None
     chat = native.parity.dimensions["chat_template"]
@@ -189,13 +190,13 @@ def test_a_template_that_prints_the_clock_renders_at_one_instant_on_both_sides(t
 def test_right_ids_with_a_finding_is_native_not_broken(tmp_path: Path) -> None:
     folder = contract_toy(tmp_path / "toy", "decode")
     _needs("decode", folder)
-    judgement = judge(folder)
+    judgement = judge_folder(folder)
     assert (judgement.verdict, judgement.findings) == ("native", ["decode"])
     assert "displayed text" in judgement.parity.describe()
     alarm = findings_alarm("toy", judgement)
     assert alarm is not None and alarm.kind == AlarmKind.UNACKNOWLEDGED_FINDING
     assert "displayed text" in alarm.message and "acknowledge decode" in alarm.action
-    clean = judge(contract_toy(tmp_path / "clean"))
+    clean = judge_folder(contract_toy(tmp_path / "clean"))
     assert (clean.verdict, clean.findings, findings_alarm("clean", clean)) == ("native", [], None)
 
 
@@ -216,7 +217,7 @@ def test_check_exits_4_for_right_ids_with_findings(
 def test_the_declared_bos_is_repaired_and_load_tokenizer_applies_it(tmp_path: Path) -> None:
     folder = contract_toy(tmp_path / "toy", "default_call")
     _needs("default_call", folder)
-    judgement = judge(folder)
+    judgement = judge_folder(folder)
     assert (judgement.verdict, judgement.findings) == ("native", ["default_call"])  # the premise, measured
     assert judgement.repairs == ["declared_special_tokens"]
     assert judgement.remaining_findings == []
@@ -249,7 +250,7 @@ def test_load_tokenizer_attaches_findings_and_refuses_them_only_when_asked(tmp_p
 def test_wrong_ids_that_the_backend_override_gets_right_are_backend(tmp_path: Path) -> None:
     folder = contract_toy(tmp_path / "toy", "script")
     _needs("script", folder)
-    judgement = judge(folder)
+    judgement = judge_folder(folder)
     native, backend = judgement.attempt("native"), judgement.attempt("backend")
     assert native is not None and native.status == "drift"
     assert backend is not None and backend.status == "ok"
@@ -263,7 +264,7 @@ def test_wrong_ids_that_the_backend_override_gets_right_are_backend(tmp_path: Pa
 
 
 def test_a_backend_expectation_that_plain_loading_meets_is_an_obsolete_repair(tmp_path: Path) -> None:
-    judgement = judge(contract_toy(tmp_path / "clean"))
+    judgement = judge_folder(contract_toy(tmp_path / "clean"))
     alarm = verdict_alarm("clean", "backend", judgement)
     assert alarm is not None and alarm.kind == AlarmKind.OBSOLETE_REPAIR
     assert f"obsolete from {judgement.transformers_version}" in alarm.message

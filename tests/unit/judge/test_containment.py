@@ -27,12 +27,13 @@ from pytest_tokcompat.judge import child, reaper
 from pytest_tokcompat.judge.evaluate import FAILED, evaluate
 from pytest_tokcompat.judge.frames import Binding
 from pytest_tokcompat.judge.job import Job
-from pytest_tokcompat.judge.ladder import Limits, judge
+from pytest_tokcompat.judge.ladder import Limits
 from pytest_tokcompat.matrix.loader import parse_matrix
 from pytest_tokcompat.model import AttemptStatus, Verdict
 from pytest_tokcompat.request import Request
 from pytest_tokcompat.settings import JudgeSettings
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder
 from tests.unit.judge.test_isolation import judge_within
 
 linux_only = pytest.mark.skipif(
@@ -61,7 +62,7 @@ def containment(
         pytest.skip("containment beyond the process group is Linux's")
     monkeypatch.setattr(child, "CONTAINMENT", request.param)
     child._shutdown()
-    judge(toys.native_toy(tmp_path_factory.mktemp("warm") / "native"))
+    judge_folder(toys.native_toy(tmp_path_factory.mktemp("warm") / "native"))
     assert child._SERVER is not None and child._SERVER.ready is not None
     mode = child._SERVER.ready["containment"]
     if request.param == reaper.NAMESPACE and mode != reaper.NAMESPACE:
@@ -226,7 +227,7 @@ def test_a_fork_server_stopped_from_outside_mid_attempt_never_hangs_the_run(tmp_
     marker = tmp_path / "reached"
     prelude = f"import time\nopen({str(marker)!r}, 'w').close()\ntime.sleep(1.0)\n"
     folder = toys.hostile_remote_toy(tmp_path / "slow", prelude)
-    judge(toys.native_toy(tmp_path / "warm"))  # the server is up: its pid is known before the attempt
+    judge_folder(toys.native_toy(tmp_path / "warm"))  # the server is up: its pid is known before the attempt
     assert child._SERVER is not None
     server = child._SERVER.process.pid
 
@@ -249,7 +250,7 @@ def test_a_fork_server_stopped_from_outside_mid_attempt_never_hangs_the_run(tmp_
 def test_a_fork_server_slowed_past_a_second_is_not_dead_however_short_the_time_limit(tmp_path: Path) -> None:
     """A loaded machine: the server is not scheduled for 1.5 s while the parent waits for its answer. The
     attempt's own limit (0.001 s) is what strikes, never a false 'fork server did not answer'."""
-    judge(toys.native_toy(tmp_path / "warm"))
+    judge_folder(toys.native_toy(tmp_path / "warm"))
     assert child._SERVER is not None
     server = child._SERVER.process.pid
 
@@ -495,7 +496,7 @@ def with_template(folder: Path, template: str) -> Path:
 def test_a_resource_limit_while_rendering_the_chat_template_is_not_checked(
     tmp_path: Path, template: str
 ) -> None:
-    judgement = judge(with_template(toys.native_toy(tmp_path / "limit"), template))
+    judgement = judge_folder(with_template(toys.native_toy(tmp_path / "limit"), template))
     chat = judgement.parity.dimensions["chat_template"]
     assert chat["status"] == "not-checked", chat
     assert "hit a resource limit" in chat["reason"]
@@ -505,7 +506,7 @@ def test_a_resource_limit_while_rendering_the_chat_template_is_not_checked(
 def test_a_template_that_rejects_on_both_sides_still_matches(tmp_path: Path) -> None:
     """Control: a genuine rejection by both sides (raise_exception) is the same answer, a match."""
     template = "{{ raise_exception('no conversations here') }}"
-    judgement = judge(with_template(toys.native_toy(tmp_path / "rejects"), template))
+    judgement = judge_folder(with_template(toys.native_toy(tmp_path / "rejects"), template))
     assert judgement.parity.dimensions["chat_template"]["status"] == "match"
     assert judgement.verdict == Verdict.NATIVE
 
@@ -568,7 +569,7 @@ def test_an_unreadable_tokenizer_file_is_not_checked(tmp_path: Path) -> None:
     (folder / "tokenizer.json").chmod(0)
     judgement_error = None
     try:
-        judge(folder)
+        judge_folder(folder)
     except Exception as error:
         judgement_error = str(error)
     assert judgement_error is not None and "cannot be read" in judgement_error

@@ -26,7 +26,7 @@ from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.judge.chat import reference_chat
 from pytest_tokcompat.judge.contract_truth import clean_up_tokenization, default_call_ids
 from pytest_tokcompat.judge.declared import Declared, read_declared
-from pytest_tokcompat.judge.ladder import judge, transformers_version
+from pytest_tokcompat.judge.ladder import transformers_version
 from pytest_tokcompat.judge.parity import Truth, check_parity, ground_truth, reference_tokenizer
 from pytest_tokcompat.judge.probes import (
     PI_DIGITS,
@@ -41,6 +41,7 @@ from pytest_tokcompat.judge.probes import (
 from pytest_tokcompat.judge.static import special_tokens
 from pytest_tokcompat.matrix.loader import parse_matrix
 from tests.helpers.contract_toys import DRIFTS, RSTRIP_TOKEN, SPECIALS, contract_toy, with_chat_template
+from tests.helpers.ladder import judge_folder
 from tests.helpers.matrices import write_matrix
 
 # drift -> (the dimension the tool must name, the kind of the probe it must name)
@@ -98,7 +99,7 @@ def drift_shows(drift: str, folder: Path) -> bool:
 
 def test_clean_toy_keeps_every_dimension_on_every_probe(tmp_path: Path) -> None:
     folder = contract_toy(tmp_path / "clean")
-    judgement = judge(folder)
+    judgement = judge_folder(folder)
     native = judgement.attempt("native")
     assert judgement.verdict == "native"
     assert native is not None and native.parity is not None and native.status == "ok"
@@ -130,7 +131,7 @@ def test_clean_toy_keeps_every_dimension_on_every_probe(tmp_path: Path) -> None:
 def test_each_drift_is_caught_with_its_dimension_and_probe(drift: str, tmp_path: Path) -> None:
     folder = contract_toy(tmp_path / drift, drift)
     shows = drift_shows(drift, folder)
-    judgement = judge(folder)
+    judgement = judge_folder(folder)
     native = judgement.attempt("native")
     assert native is not None and native.parity is not None
     if not shows:
@@ -313,7 +314,7 @@ def test_a_conversation_rejected_by_both_matches_and_by_one_drifts(tmp_path: Pat
         "{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('no system role') }}{% endif %}"
         "{{ m.role }}: {{ m.content if m.content is not none else '' }}\n{% endfor %}",
     )
-    judgement = judge(folder)
+    judgement = judge_folder(folder)
     chat = judgement.attempt("native").parity.dimensions["chat_template"]  # type: ignore[union-attr]
     assert (judgement.verdict, chat["status"], chat["checked"]) == ("native", "match", 8)
     # a reference that renders what the tokenizer rejects is a drift
@@ -346,7 +347,7 @@ def test_parity_and_truth_are_plain_picklable_data(tmp_path: Path) -> None:
 
 def test_an_acknowledged_dimension_is_reported_not_failed(tmp_path: Path) -> None:
     folder = contract_toy(tmp_path / "toy", "default_call")
-    judgement = judge(folder, acknowledged={"default_call": "serving stacks restore BOS themselves"})
+    judgement = judge_folder(folder, acknowledged={"default_call": "serving stacks restore BOS themselves"})
     native = judgement.attempt("native")
     assert native is not None and native.parity is not None
     assert (judgement.verdict, native.status, native.parity.status) == ("native", "ok", "match")
@@ -355,7 +356,7 @@ def test_an_acknowledged_dimension_is_reported_not_failed(tmp_path: Path) -> Non
     assert "acknowledged drift: default_call" in native.parity.describe()
     assert native.findings == [] and judgement.findings == []
     # acknowledging another dimension does not excuse this one: a finding, the verdict unchanged
-    other = judge(folder, acknowledged={"decode": "unrelated"})
+    other = judge_folder(folder, acknowledged={"decode": "unrelated"})
     assert (other.verdict, other.findings) == ("native", ["default_call"])
 
 
@@ -375,7 +376,7 @@ def test_golden_only_checkpoints_report_derived_probes_without_golden_ids_as_not
             content if isinstance(content, str) else json.dumps(content), encoding="utf-8"
         )
     golden = toys.golden_for(probe_texts(), tmp_path / "golden", "toy")
-    judgement = judge(folder, golden_path=golden)
+    judgement = judge_folder(folder, golden_path=golden)
     parity = judgement.parity
     assert judgement.verdict == "native"
     assert parity.probe_counts == {"builtin": 19}

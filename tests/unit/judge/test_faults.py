@@ -11,11 +11,12 @@ from packaging.version import Version
 
 from pytest_tokcompat.judge.evaluate import FAILED, evaluate
 from pytest_tokcompat.judge.isolation import registry_fingerprint
-from pytest_tokcompat.judge.ladder import Limits, judge
+from pytest_tokcompat.judge.ladder import Limits
 from pytest_tokcompat.matrix.loader import parse_matrix
 from pytest_tokcompat.request import Request
 from pytest_tokcompat.settings import JudgeSettings
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder
 
 pytest_plugins = ["pytester"]
 
@@ -49,7 +50,7 @@ def test_config_that_is_not_an_object_never_satisfies_expect_broken(tmp_path: Pa
 def test_config_without_model_type_is_judged_and_says_so(tmp_path: Path) -> None:
     folder = toys.native_toy(tmp_path / "no-model-type")
     (folder / "config.json").write_text("{}")
-    judgement = judge(folder)
+    judgement = judge_folder(folder)
     assert judgement.model_type is None
     assert judgement.verdict == "native" and judgement.parity.ok  # tokenizer_config.json names the class
 
@@ -67,7 +68,7 @@ def test_truncated_tokenizer_json_is_not_checked(tmp_path: Path) -> None:
 def test_tokenizer_class_that_does_not_exist(tmp_path: Path) -> None:
     folder = toys.native_toy(tmp_path / "no-such-class")
     (folder / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "NoSuchTokenizer"}))
-    judgement = judge(folder)
+    judgement = judge_folder(folder)
     native = judgement.attempt("native")
     assert native is not None
     if Version(transformers.__version__).major < 5:  # transformers 4.x refuses the class
@@ -79,7 +80,7 @@ def test_tokenizer_class_that_does_not_exist(tmp_path: Path) -> None:
 def test_auto_map_naming_a_missing_file(tmp_path: Path) -> None:
     folder = toys.remote_toy(tmp_path / "missing-code")
     (folder / "tokenization_toy.py").unlink()
-    judgement = judge(folder, trust_remote_code=True)
+    judgement = judge_folder(folder, trust_remote_code=True)
     assert judgement.verdict == "backend"  # its tokenizer.json, loaded as it is, runs no code
     remote = judgement.attempt("auto_map")
     assert remote is not None and remote.status == "load-error"
@@ -89,7 +90,7 @@ def test_auto_map_naming_a_missing_file(tmp_path: Path) -> None:
 def test_remote_code_that_raises(tmp_path: Path) -> None:
     folder = toys.remote_toy(tmp_path / "raising")
     (folder / "tokenization_toy.py").write_text("raise RuntimeError('the remote code exploded')\n")
-    judgement = judge(folder, trust_remote_code=True)
+    judgement = judge_folder(folder, trust_remote_code=True)
     remote = judgement.attempt("auto_map")
     assert judgement.verdict == "backend"
     assert remote is not None and remote.detail == "RuntimeError: the remote code exploded"
@@ -101,7 +102,7 @@ def test_remote_code_that_hangs_is_stopped_and_reported(tmp_path: Path) -> None:
     reached = tmp_path / "reached"  # written by the remote code just before it sleeps
     hang = f"open({str(reached)!r}, 'w').close()\nimport time\ntime.sleep(120)\n"
     (folder / "tokenization_toy.py").write_text(hang + code)
-    judgement = judge(folder, trust_remote_code=True, limits=Limits(load_timeout=0.5))
+    judgement = judge_folder(folder, trust_remote_code=True, limits=Limits(load_timeout=0.5))
     remote = judgement.attempt("auto_map")
     assert judgement.verdict == "not-checked", "a remedy the judge could not finish is not a broken one"
     assert remote is not None and remote.status == "timeout"
@@ -181,7 +182,7 @@ def test_an_attempt_that_fails_half_way_leaves_no_registration(tmp_path: Path) -
         toys.TOY_ALIAS_TYPE, "transformers.models.gpt2.configuration_gpt2.GPT2Config", "gpt2", "x"
     )
     before = registry_fingerprint()
-    judgement = judge(folder, registry={toy.model_type: toy})
+    judgement = judge_folder(folder, registry={toy.model_type: toy})
     alias = judgement.attempt("alias")
     assert (
         alias is not None
@@ -199,7 +200,7 @@ def test_a_tokenizer_that_loads_but_cannot_encode_is_no_remedy(tmp_path: Path) -
         "        raise RuntimeError('encode is broken in this checkpoint')\n"
     )
     (folder / "tokenization_toy.py").write_text(code)
-    judgement = judge(folder, trust_remote_code=True)
+    judgement = judge_folder(folder, trust_remote_code=True)
     remote = judgement.attempt("auto_map")
     assert judgement.verdict == "backend"
     assert remote is not None and remote.status == "encode-error"

@@ -23,12 +23,13 @@ from pytest_tokcompat import cli
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge import child
 from pytest_tokcompat.judge.evaluate import FAILED, evaluate
-from pytest_tokcompat.judge.ladder import Judgement, Limits, judge
+from pytest_tokcompat.judge.ladder import Judgement, Limits
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.matrix.loader import parse_matrix
 from pytest_tokcompat.model import AttemptStatus, Verdict
 from pytest_tokcompat.request import Request
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder
 from tests.helpers.matrices import write_matrix
 
 pytest_plugins = ["pytester"]
@@ -56,12 +57,12 @@ def check_json(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def judge_within(folder: Path, seconds: float = 240.0, **kwargs: Any) -> Judgement:
-    """judge() in a thread, so that a judge that never returns fails this test instead of hanging it."""
+    """judge_folder() in a thread, so that a judge that never returns fails this test instead of hanging it."""
     result: list[Judgement] = []
-    worker = threading.Thread(target=lambda: result.append(judge(folder, **kwargs)), daemon=True)
+    worker = threading.Thread(target=lambda: result.append(judge_folder(folder, **kwargs)), daemon=True)
     worker.start()
     worker.join(seconds)
-    assert result, f"judge() did not return within {seconds} s"
+    assert result, f"judge_folder() did not return within {seconds} s"
     return result[0]
 
 
@@ -97,14 +98,16 @@ def test_process_state_set_by_remote_code_is_gone_for_the_next_attempt(
     seen = tmp_path / "seen.json"
     monkeypatch.setenv("TOKCOMPAT_SEEN", str(seen))
     levels = (logging.getLogger("transformers").level, logging.getLogger("tokcompat.leak").level)
-    leaking = judge(toys.hostile_remote_toy(tmp_path / "leak", toys.LEAK_STATE), trust_remote_code=True)
-    patching = judge(
+    leaking = judge_folder(
+        toys.hostile_remote_toy(tmp_path / "leak", toys.LEAK_STATE), trust_remote_code=True
+    )
+    patching = judge_folder(
         toys.hostile_remote_toy(tmp_path / "patch", toys.PATCH_AUTOTOKENIZER), trust_remote_code=True
     )
     assert (leaking.verdict, patching.verdict) == (Verdict.AUTO_MAP, Verdict.AUTO_MAP)
     assert "TOKCOMPAT_LEAKED" not in os.environ and "tokcompat_leaked_module" not in sys.modules
     assert (logging.getLogger("transformers").level, logging.getLogger("tokcompat.leak").level) == levels
-    seeing = judge(toys.hostile_remote_toy(tmp_path / "see", toys.SEE_STATE), trust_remote_code=True)
+    seeing = judge_folder(toys.hostile_remote_toy(tmp_path / "see", toys.SEE_STATE), trust_remote_code=True)
     assert seeing.verdict == Verdict.AUTO_MAP
     found = json.loads(seen.read_text(encoding="utf-8"))
     assert found == {
@@ -139,7 +142,7 @@ def test_an_exit_in_remote_code_is_that_attempts_load_error(
 
 def test_a_base_exception_of_remote_code_is_that_attempts_load_error(tmp_path: Path) -> None:
     prelude = "class Sabotage(BaseException):\n    pass\n\nraise Sabotage('not an Exception')\n"
-    judgement = judge(toys.hostile_remote_toy(tmp_path / "base", prelude), trust_remote_code=True)
+    judgement = judge_folder(toys.hostile_remote_toy(tmp_path / "base", prelude), trust_remote_code=True)
     remote = judgement.attempt("auto_map")
     assert judgement.verdict == Verdict.BACKEND
     assert remote is not None and (remote.status, remote.detail) == (
@@ -150,7 +153,7 @@ def test_a_base_exception_of_remote_code_is_that_attempts_load_error(tmp_path: P
 
 def test_a_rust_panic_from_data_alone_is_reported_and_never_broken(tmp_path: Path) -> None:
     folder = toys.panic_toy(tmp_path / "panics")
-    judgement = judge(folder)
+    judgement = judge_folder(folder)
     native = judgement.attempt("native")
     assert judgement.verdict == Verdict.NOT_CHECKED
     assert native is not None and native.status == AttemptStatus.ENCODE_ERROR
@@ -205,7 +208,7 @@ def test_an_attempt_over_the_memory_cap_is_not_judged_broken(
 ) -> None:
     monkeypatch.setenv("TOKCOMPAT_MAX_MEMORY_MB", "1024")
     folder = toys.hostile_remote_toy(tmp_path / "greedy", "hoard = bytearray(3 * 1024 ** 3)\n")
-    judgement = judge(folder, trust_remote_code=True)
+    judgement = judge_folder(folder, trust_remote_code=True)
     remote = judgement.attempt("auto_map")
     assert remote is not None and remote.status == AttemptStatus.LOAD_ERROR
     assert (remote.detail or "").startswith("MemoryError")

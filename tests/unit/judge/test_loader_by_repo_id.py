@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from pytest_tokcompat.ci.loaders import loader_text
-from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.sources.names import LoadTarget, lay_out_as_hub, served_offline
 from tests.helpers.contract_toys import contract_toy
+from tests.helpers.ladder import judge_folder
 
 CLIENT = """
 import json, os
@@ -50,7 +50,7 @@ def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _judged(folder: Path, target: LoadTarget, log: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    judgement = judge(folder, target=target, loaders=[LOADER])
+    judgement = judge_folder(folder, target=target, loaders=[LOADER])
     result = judgement.loaders[0].to_json()
     return result, [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
 

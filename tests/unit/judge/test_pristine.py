@@ -20,13 +20,14 @@ from pytest_tokcompat.api import load_tokenizer
 from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.judge import child, pristine, reaper, truthcache, verdicts
 from pytest_tokcompat.judge.evaluate import FAILED, PASSED, evaluate
-from pytest_tokcompat.judge.ladder import Judgement, judge
+from pytest_tokcompat.judge.ladder import Judgement
 from pytest_tokcompat.judge.pristine import Fingerprint
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Verdict
 from pytest_tokcompat.request import Request
 from pytest_tokcompat.sources.names import lay_out_as_hub
 from tests.helpers import hubcache, toys
+from tests.helpers.ladder import judge_folder
 
 REWRITE_THEN_FAIL = """
 with open({path!r}, "w") as _stream:  # through a symlink, this is the blob it points to
@@ -94,7 +95,7 @@ def test_tokenizer_json_rewritten_at_import_is_not_checked_and_put_back(tmp_path
     folder = tmp_path / "rewrites"
     toys.hostile_remote_toy(folder, REWRITE_THEN_FAIL.format(path=str(folder / "tokenizer.json")))
     before = snapshot(folder)
-    judgement = judge(folder, trust_remote_code=True)
+    judgement = judge_folder(folder, trust_remote_code=True)
     line = (
         "attempt auto_map changed tokenizer.json of the checkpoint: its result and every later one is not "
         "trusted; the files were put back as the judge read them"
@@ -128,7 +129,7 @@ def test_control_load_tokenizer_keeps_the_verdict_of_the_toy_without_the_write(t
 
 def test_control_without_the_write_the_backend_remedy_loads(tmp_path: Path) -> None:
     folder = toys.hostile_remote_toy(tmp_path / "fails", ONLY_FAIL)
-    judgement = judge(folder, trust_remote_code=True)
+    judgement = judge_folder(folder, trust_remote_code=True)
     assert judgement.verdict == Verdict.BACKEND, judgement.parity.reason
     assert len(truth_entries()) == 1
 
@@ -139,7 +140,7 @@ def test_control_with_the_check_off_the_backend_attempt_sees_the_rewrite(
     monkeypatch.setattr(pristine, "CHECKED", False)
     folder = tmp_path / "rewrites"
     toys.hostile_remote_toy(folder, REWRITE_THEN_FAIL.format(path=str(folder / "tokenizer.json")))
-    judgement = judge(folder, trust_remote_code=True)
+    judgement = judge_folder(folder, trust_remote_code=True)
     backend = judgement.attempt("backend")
     assert backend is not None and backend.status == AttemptStatus.LOAD_ERROR, backend.detail
     assert judgement.verdict == Verdict.BROKEN  # the false verdict the check prevents
@@ -150,7 +151,7 @@ def test_a_file_added_in_from_pretrained_is_removed_and_nothing_reloads(tmp_path
     log, folder = tmp_path / "calls.log", tmp_path / "adds"
     adding_toy(folder, log, folder / "added_tokens.json")
     before = snapshot(folder)
-    judgement = judge(folder, trust_remote_code=True, keep_tokenizer=True)
+    judgement = judge_folder(folder, trust_remote_code=True, keep_tokenizer=True)
     assert judgement.verdict == Verdict.NOT_CHECKED
     assert judgement.parity.reason is not None
     assert judgement.parity.reason.startswith(
@@ -164,7 +165,7 @@ def test_a_file_added_in_from_pretrained_is_removed_and_nothing_reloads(tmp_path
 
 def test_control_adding_nothing_the_verdict_and_the_reload_stand(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
-    judgement = judge(
+    judgement = judge_folder(
         adding_toy(tmp_path / "adds-nothing", log, None), trust_remote_code=True, keep_tokenizer=True
     )
     assert judgement.verdict == Verdict.AUTO_MAP, judgement.parity.reason
@@ -178,7 +179,7 @@ def test_control_with_the_check_off_the_added_file_stays(
     monkeypatch.setattr(pristine, "CHECKED", False)
     log, folder = tmp_path / "calls.log", tmp_path / "adds"
     adding_toy(folder, log, folder / "added_tokens.json")
-    judgement = judge(folder, trust_remote_code=True)
+    judgement = judge_folder(folder, trust_remote_code=True)
     assert judgement.verdict == Verdict.AUTO_MAP
     assert json.loads((folder / "added_tokens.json").read_text(encoding="utf-8")) == {"<added>": 9999}
 
@@ -198,7 +199,7 @@ def test_the_in_process_reload_that_adds_a_file_is_not_checked(
     )
     (folder / "tokenization_toy.py").write_text(code, encoding="utf-8")
     before = snapshot(folder)
-    judgement = judge(folder, trust_remote_code=True, keep_tokenizer=True)
+    judgement = judge_folder(folder, trust_remote_code=True, keep_tokenizer=True)
     assert judgement.tokenizer is None and judgement.verdict == Verdict.NOT_CHECKED
     assert (judgement.parity.reason or "").startswith(
         "attempt reload:auto_map changed added_tokens.json (added)"
@@ -343,7 +344,7 @@ def judge_with_loaders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rewrite:
         ClientLoader("rewrites", "rewriting_loader", "load", kwargs={"rewrite": rewrite}),
         ClientLoader("after", "rewriting_loader", "load"),
     ]
-    return judge(toys.native_toy(tmp_path / "toy"), loaders=loaders)
+    return judge_folder(toys.native_toy(tmp_path / "toy"), loaders=loaders)
 
 
 def test_a_loader_that_rewrites_tokenizer_json_makes_the_case_not_checked(

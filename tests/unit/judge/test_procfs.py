@@ -27,10 +27,10 @@ import pytest
 from pytest_tokcompat import cli
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge import child, mounts, reaper
-from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.model import Verdict
 from pytest_tokcompat.sources.names import LoadTarget
 from tests.helpers import hubcache, toys
+from tests.helpers.ladder import judge_folder
 from tests.unit.judge.test_isolation import judge_within
 
 MARK_VARIABLE = "PROCFS_TEST_ANCESTOR_MARK"
@@ -114,7 +114,7 @@ def mode(
     monkeypatch.setenv(MARK_VARIABLE, mark)
     monkeypatch.setattr(child, "CONTAINMENT", request.param)
     child._shutdown()
-    judge(toys.native_toy(tmp_path_factory.mktemp("warm") / "native"))
+    judge_folder(toys.native_toy(tmp_path_factory.mktemp("warm") / "native"))
     assert child._SERVER is not None and child._SERVER.ready is not None
     got = child._SERVER.ready["containment"]
     assert got == request.param, "the fork server does not contain its attempts as the kernel allows"

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_tokcompat.judge import absorb as absorb_module
 from pytest_tokcompat.judge import evaluate as evaluate_module
+from pytest_tokcompat.judge import ladder as ladder_module
 from pytest_tokcompat.judge.evaluate import PASSED, evaluate
 from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.request import Request
@@ -25,7 +27,11 @@ MOST_PARAMETERS = 5
 def _parameters(module: object) -> dict[str, list[str]]:
     tree = ast.parse(Path(inspect.getfile(module)).read_text(encoding="utf-8"))  # type: ignore[arg-type]
     return {
-        node.name: [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+        node.name: [
+            a.arg
+            for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.kwarg)
+            if a is not None
+        ]
         for node in tree.body
         if isinstance(node, ast.FunctionDef)
     }
@@ -37,7 +43,43 @@ def test_the_evaluator_and_the_resolver_take_the_request_as_one_object() -> None
     assert _parameters(resolve_module)["resolve"] == ["request", "identity"]
     many = {name: names for name, names in found.items() if len(names) > MOST_PARAMETERS}
     assert many == {}, f"pass the Request instead of its parts: {many}"
-    assert "_judge" in found and "_ladder_for" in found  # control: the scan sees the helpers
+    assert "_judge" in found and "_judge_with_verdicts" in found  # control: the scan sees the helpers
+
+
+REQUEST_WORDS = frozenset(
+    {
+        "trust_remote_code",
+        "extra_texts",
+        "texts",
+        "golden_path",
+        "registry",
+        "record_as",
+        "keep_tokenizer",
+        "limits",
+        "loaders",
+        "acknowledged",
+        "target",
+        "settings",
+        "given",
+    }
+)
+"""The request's fields (and what resolving added) as the ladder once took them one by one."""
+
+
+def test_the_ladder_and_its_jobs_take_the_subject_as_one_object() -> None:
+    ladder, absorb = _parameters(ladder_module), _parameters(absorb_module)
+    assert ladder["judge"] == ["subject"]
+    assert absorb["make_job"][0] == "subject"
+    listed = {
+        name: sorted(REQUEST_WORDS.intersection(names))
+        for name, names in {**ladder, **absorb}.items()
+        if len(REQUEST_WORDS.intersection(names)) > 1
+    }
+    assert listed == {}, f"pass the Subject instead of the request's parts: {listed}"
+    assert {"_try_repairs", "_judge_local", "_judge_loader"} <= ladder.keys()  # control: the scan sees them
+    assert (
+        len(REQUEST_WORDS.intersection(["registry", "target", "settings"])) > 1
+    )  # control: a re-listing counts
 
 
 def test_a_request_is_frozen_and_names_its_subject(tmp_path: Path) -> None:

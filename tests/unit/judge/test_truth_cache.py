@@ -15,9 +15,9 @@ import pytest
 
 import pytest_tokcompat.judge.child as child
 import pytest_tokcompat.judge.truthcache as truthcache
-from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.settings import JudgeSettings, resolve_judge_settings
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder
 
 TIMINGS = ("seconds",)
 
@@ -64,9 +64,9 @@ def test_a_second_judgement_reads_the_truth_from_the_cache(
     tmp_path: Path, truths: Path, first_jobs: list[bool]
 ) -> None:
     folder = toys.native_toy(tmp_path / "native")
-    cold = judge(folder)
+    cold = judge_folder(folder)
     assert first_jobs == [True] and len(entries(truths)) == 1
-    warm = judge(folder)
+    warm = judge_folder(folder)
     assert first_jobs == [True, False], "the warm judgement's child computed the truth again"
     assert stable(warm.to_json()) == stable(cold.to_json())
     assert warm.truth == cold.truth and warm.probe_texts == cold.probe_texts
@@ -103,24 +103,24 @@ def test_a_change_of_what_determines_the_truth_misses(
     change: Any, tmp_path: Path, truths: Path, first_jobs: list[bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = toys.native_toy(tmp_path / "native")
-    judge(folder)
-    judge(folder)
+    judge_folder(folder)
+    judge_folder(folder)
     assert first_jobs == [True, False]  # control: unchanged, it hits
     if change is change_a_file:
         change(folder)
     else:
         change(monkeypatch)
-    judge(folder)
+    judge_folder(folder)
     assert first_jobs == [True, False, True], f"{change.__name__}: the old truth was trusted"
     assert len(entries(truths)) == 2
 
 
 def test_the_entrys_texts_are_part_of_the_key(tmp_path: Path, truths: Path, first_jobs: list[bool]) -> None:
     folder = toys.native_toy(tmp_path / "native")
-    judge(folder, extra_texts=["a text of the entry"])
-    judge(folder, extra_texts=["another text"])
+    judge_folder(folder, extra_texts=["a text of the entry"])
+    judge_folder(folder, extra_texts=["another text"])
     assert first_jobs == [True, True]
-    assert "another text" in (judge(folder, extra_texts=["another text"]).probe_texts or [])
+    assert "another text" in (judge_folder(folder, extra_texts=["another text"]).probe_texts or [])
     assert first_jobs == [True, True, False]
 
 
@@ -145,14 +145,14 @@ def test_a_damaged_entry_is_discarded_with_a_note_and_recomputed(
     damage: Any, tmp_path: Path, truths: Path, first_jobs: list[bool], caplog: pytest.LogCaptureFixture
 ) -> None:
     folder = toys.native_toy(tmp_path / "native")
-    cold = judge(folder)
+    cold = judge_folder(folder)
     (entry,) = entries(truths)
     intact = entry.read_bytes()
     with caplog.at_level(logging.WARNING, logger="pytest_tokcompat.truth"):
-        judge(folder)
+        judge_folder(folder)
         assert first_jobs == [True, False] and not caplog.records  # control: the intact entry is used
         damage(entry)
-        again = judge(folder)
+        again = judge_folder(folder)
     assert first_jobs == [True, False, True]
     (note,) = caplog.records
     assert str(entry) in note.getMessage() and "discarded" in note.getMessage()
@@ -166,8 +166,8 @@ def test_an_entry_under_another_key_is_discarded(
 ) -> None:
     first, second = toys.native_toy(tmp_path / "one"), toys.native_toy(tmp_path / "two")
     change_a_file(second)
-    judge(first)
-    judge(second)
+    judge_folder(first)
+    judge_folder(second)
     one, two = (truthcache.key_of(truthcache.key_fields(f, [], None)) for f in (first, second))
     cache = truthcache.TruthCache(truths)
     assert cache.get(one) is not None and cache.get(two) is not None  # control
@@ -184,12 +184,12 @@ def test_off_keeps_nothing_and_reads_nothing(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv(truthcache.CACHE_ENV, value)
     folder = toys.native_toy(tmp_path / "native")
-    judge(folder)
-    judge(folder)
+    judge_folder(folder)
+    judge_folder(folder)
     assert first_jobs == [True, True]
     assert not list(tmp_path.rglob("*.truth"))
     monkeypatch.delenv(truthcache.CACHE_ENV)  # control: by default it lands in $TOKCOMPAT_CACHE/truth
-    judge(folder)
+    judge_folder(folder)
     assert len(entries(tmp_path / "tokcompat" / "truth")) == 1
 
 
@@ -254,17 +254,17 @@ def test_a_truth_cut_short_by_a_resource_limit_is_not_kept(
     config = json.loads((folder / "tokenizer_config.json").read_text())
     recursive = "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"
     (folder / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": recursive}))
-    limited = judge(folder)
+    limited = judge_folder(folder)
     assert limited.truth is not None and limited.truth.contract is not None
     assert any(truthcache.RESOURCE_LIMIT in r for r in limited.truth.contract.not_checked.values())
     assert entries(truths) == []
     (folder / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": "{{ 'x' }}"}))
-    judge(folder)
+    judge_folder(folder)
     assert len(entries(truths)) == 1  # control: the same checkpoint with a template that renders is kept
 
 
 def test_a_truth_that_could_not_be_computed_is_not_kept(tmp_path: Path, truths: Path) -> None:
-    panics = judge(toys.panic_toy(tmp_path / "panic"))
+    panics = judge_folder(toys.panic_toy(tmp_path / "panic"))
     assert panics.truth is None and "could not be computed" in json.dumps(panics.to_json())
     assert entries(truths) == []
 
@@ -277,10 +277,10 @@ def test_the_runs_ini_folder_is_used_where_the_variable_is_unset(
     folder = toys.native_toy(tmp_path / "native")
     run = resolve_judge_settings(ini=("ini", {"truth_cache": "ini"}, tmp_path))  # as the plugin builds it
     for _ in range(2):
-        judge(folder, settings=run)
+        judge_folder(folder, settings=run)
     assert first_jobs == [True, False]
     assert len(entries(tmp_path / "ini")) == 1 and not (tmp_path / "tokcompat" / "truth").exists()
-    judge(folder, settings=resolve_judge_settings(ini=("ini", {"truth_cache": "off"}, tmp_path)))
+    judge_folder(folder, settings=resolve_judge_settings(ini=("ini", {"truth_cache": "off"}, tmp_path)))
     assert first_jobs == [True, False, True]
 
 
@@ -347,6 +347,6 @@ def test_a_cache_that_cannot_be_written_costs_nothing_but_the_computation(
     blocked.write_text("not a folder")
     monkeypatch.setenv(truthcache.CACHE_ENV, str(blocked))
     folder = toys.native_toy(tmp_path / "native")
-    assert judge(folder).verdict == judge(folder).verdict == "native"
+    assert judge_folder(folder).verdict == judge_folder(folder).verdict == "native"
     assert first_jobs == [True, True]
     assert blocked.read_text() == "not a folder"

@@ -32,8 +32,8 @@ import json, os, sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from pytest_tokcompat.judge import child
-from pytest_tokcompat.judge.ladder import judge
 from tests.helpers import toys
+from tests.helpers.ladder import judge_folder as judge
 child.CONTAINMENT = sys.argv[1]
 run = os.getpid()
 code = '''
