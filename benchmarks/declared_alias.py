@@ -73,7 +73,8 @@ def main() -> int:
     from pytest_tokcompat.judge.probes import probe_texts
     from pytest_tokcompat.judge.static import special_tokens
     from pytest_tokcompat.matrix.aliases import REGISTRY
-    from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+    from pytest_tokcompat.matrix.discovery import bundled_matrix
+    from pytest_tokcompat.matrix.loader import load_matrix
     from pytest_tokcompat.sources.snapshots import materialize
 
     transformers.logging.set_verbosity_error()

@@ -62,14 +62,16 @@ def clear_caches() -> None:
 
 
 def cases() -> list[tuple[Any, Any]]:
-    from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+    from pytest_tokcompat.matrix.discovery import bundled_matrix
+    from pytest_tokcompat.matrix.loader import load_matrix
     from pytest_tokcompat.sources.resolve import resolve
 
     return [(case, resolve(case)) for case in load_matrix(bundled_matrix()).cases]
 
 
 def judge_once(case: Any, checkpoint: Any, today: bool) -> tuple[float, float, Any]:
-    from pytest_tokcompat.judge.ladder import judge, transformers_version
+    from pytest_tokcompat.judge.ladder import judge
+    from pytest_tokcompat.judge.loading import transformers_version
     from pytest_tokcompat.judge.subject import Subject
     from pytest_tokcompat.request import Request
 

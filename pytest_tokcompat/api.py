@@ -22,10 +22,10 @@ from pytest_tokcompat.judge.evaluate import evaluate
 from pytest_tokcompat.judge.evaluation import Evaluation
 from pytest_tokcompat.judge.judgement import BROKEN, REMEDIES, UNCHECKED, Judgement
 from pytest_tokcompat.matrix.aliases import Alias, alias_from_mapping
-from pytest_tokcompat.matrix.loader import bundled_matrix
+from pytest_tokcompat.matrix.discovery import bundled_matrix
 from pytest_tokcompat.matrix.settings import library_settings
 from pytest_tokcompat.request import Request
-from pytest_tokcompat.sources.resolve import Checkpoint, Source
+from pytest_tokcompat.sources.checkpoint import Checkpoint, Source
 
 HUB, FOLDER, SNAPSHOT, FALLBACK = Source.HUB, Source.FOLDER, Source.SNAPSHOT, Source.FALLBACK
 

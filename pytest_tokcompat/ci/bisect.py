@@ -30,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 
 from pytest_tokcompat.errors import BisectError, BuildError, ReleaseError
 from pytest_tokcompat.exitcodes import ExitCode
-from pytest_tokcompat.matrix.loader import Expectation
+from pytest_tokcompat.matrix.cases import Expectation
 
 VerdictAt = Callable[[Version], str]
 BUILD_TIMEOUT = 1800

@@ -18,7 +18,7 @@ from pytest_tokcompat.ci.releaserun import ReleaseRun, extras_stubs
 from pytest_tokcompat.ci.shards import EXTRAS
 from pytest_tokcompat.ci.toxrun import LIBRARIES
 from pytest_tokcompat.contract import judge_identity, probe_set_identity, write_json_atomic
-from pytest_tokcompat.matrix.loader import Case, Matrix
+from pytest_tokcompat.matrix.cases import Case, Matrix
 
 NOT_CHECKED = "not-checked"
 SETTINGS_IGNORED = {"cases", "floor"}

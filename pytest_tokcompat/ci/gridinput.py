@@ -21,7 +21,7 @@ from pytest_tokcompat.ci.fingerprint import DEFAULT_OUTPUT, package_hash, sha
 from pytest_tokcompat.ci.releases import UPSTREAM_ENV
 from pytest_tokcompat.errors import TokcompatError
 from pytest_tokcompat.inert import config_problem
-from pytest_tokcompat.matrix.loader import Matrix
+from pytest_tokcompat.matrix.cases import Matrix
 from pytest_tokcompat.settings import JudgeSettings
 
 DEFAULT_SPEC = "minors,pre"

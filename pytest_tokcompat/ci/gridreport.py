@@ -18,7 +18,7 @@ from pytest_tokcompat.ci.toxrun import LIBRARIES
 from pytest_tokcompat.contract import SCHEMA_VERSION, write_json_atomic
 from pytest_tokcompat.errors import ReportError
 from pytest_tokcompat.exitcodes import ExitCode
-from pytest_tokcompat.matrix.loader import Matrix
+from pytest_tokcompat.matrix.cases import Matrix
 
 Out = Callable[[str], None]
 

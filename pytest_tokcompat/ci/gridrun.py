@@ -75,7 +75,8 @@ from pytest_tokcompat.credentials import scrub
 from pytest_tokcompat.errors import BuildError, MatrixError, ReleaseError
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.inert import terminal
-from pytest_tokcompat.matrix.loader import Matrix, load_matrix
+from pytest_tokcompat.matrix.cases import Matrix
+from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.matrix.settings import resolve_settings
 from pytest_tokcompat.settings import passed_on
 

@@ -67,7 +67,7 @@ def package_files() -> list[tuple[str, Path]]:
     editable checkout keeps it outside the package (``matrix/`` becomes ``pytest_tokcompat/bundled``)."""
     files = list(_files_under(PACKAGE_DIR, PACKAGE_DIR.name))
     if not (PACKAGE_DIR / "bundled" / "models.yaml").is_file():
-        from pytest_tokcompat.matrix.loader import bundled_dir
+        from pytest_tokcompat.matrix.discovery import bundled_dir
 
         bundled = bundled_dir()
         if not (bundled / "models.yaml").is_file():

@@ -13,7 +13,7 @@ from pytest_tokcompat.ci.releases import GridRelease
 from pytest_tokcompat.ci.shards import EXTRAS
 from pytest_tokcompat.ci.toxini import env_name
 from pytest_tokcompat.contract import not_checked_record
-from pytest_tokcompat.matrix.loader import Matrix
+from pytest_tokcompat.matrix.cases import Matrix
 
 
 @dataclass

@@ -14,8 +14,8 @@ from packaging.version import Version
 
 from pytest_tokcompat.judge.judgement import Judgement, LoaderResult
 from pytest_tokcompat.matrix.aliases import BUILT_IN, Alias
+from pytest_tokcompat.matrix.cases import Case
 from pytest_tokcompat.matrix.clients import obsolete_action
-from pytest_tokcompat.matrix.loader import Case
 from pytest_tokcompat.matrix.versions import matching_ranges, parse_range
 from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AttemptStatus, Outcome, Verdict
 

@@ -34,12 +34,14 @@ from pytest_tokcompat.judge.static import read_json_object
 from pytest_tokcompat.judge.subject import Subject
 from pytest_tokcompat.judge.verdicts import VerdictCache, default_cache, key_fields, key_of
 from pytest_tokcompat.matrix.aliases import Alias, effective_registry
-from pytest_tokcompat.matrix.loader import Case, load_matrix
+from pytest_tokcompat.matrix.cases import Case
+from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.model import FAILED_ATTEMPTS, AlarmKind, AliasState, AttemptStatus, CaseStatus, Verdict
 from pytest_tokcompat.request import Request
 from pytest_tokcompat.settings import JudgeSettings
+from pytest_tokcompat.sources.checkpoint import Checkpoint
 from pytest_tokcompat.sources.names import load_target
-from pytest_tokcompat.sources.resolve import Checkpoint, identify, resolve
+from pytest_tokcompat.sources.resolve import identify, resolve
 
 PASSED, FAILED, NOT_CHECKED = CaseStatus.PASSED, CaseStatus.FAILED, CaseStatus.NOT_CHECKED
 

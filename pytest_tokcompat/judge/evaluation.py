@@ -13,9 +13,9 @@ from pytest_tokcompat.contract import case_record
 from pytest_tokcompat.errors import TokcompatError
 from pytest_tokcompat.judge.alarms import Alarm
 from pytest_tokcompat.judge.judgement import Judgement
-from pytest_tokcompat.matrix.loader import Case
+from pytest_tokcompat.matrix.cases import Case
 from pytest_tokcompat.model import CaseStatus, Verdict
-from pytest_tokcompat.sources.resolve import Checkpoint, Source
+from pytest_tokcompat.sources.checkpoint import Checkpoint, Source
 
 
 class Failure(str, Enum):

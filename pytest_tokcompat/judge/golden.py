@@ -75,7 +75,7 @@ def _installed_roots() -> list[Path]:
 
 def write_refusal(path: Path) -> str | None:
     """Why golden ids must not be written to ``path`` (an installed package, the bundled matrix), or None."""
-    from pytest_tokcompat.matrix.loader import bundled_matrix
+    from pytest_tokcompat.matrix.discovery import bundled_matrix
 
     target = Path(path).resolve()
     bundled = bundled_matrix().parent.resolve()
@@ -315,7 +315,8 @@ def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> 
     from pytest_tokcompat.judge.parity import golden_probes, read_golden
     from pytest_tokcompat.judge.probes import derive_probes, probe_texts
     from pytest_tokcompat.judge.static import special_tokens
-    from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+    from pytest_tokcompat.matrix.discovery import bundled_matrix
+    from pytest_tokcompat.matrix.loader import load_matrix
     from pytest_tokcompat.sources.resolve import resolve
 
     path = matrix_path or bundled_matrix()

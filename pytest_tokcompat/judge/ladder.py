@@ -29,7 +29,6 @@ from pytest_tokcompat.judge.inputs import check_checkpoint_files
 from pytest_tokcompat.judge.job import attempt_name
 from pytest_tokcompat.judge.judgement import (
     BROKEN,
-    DEFAULT_LIMITS,
     DRIFT,
     OK,
     REMEDIES,
@@ -37,7 +36,6 @@ from pytest_tokcompat.judge.judgement import (
     UNCHECKED,
     Attempt,
     Judgement,
-    Limits,
     LoaderResult,
     unread_view,
 )
@@ -52,8 +50,7 @@ from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Dimension, Repair
 from pytest_tokcompat.sources.names import LoadTarget
 
-__all__ = ["DEFAULT_LIMITS", "Judgement", "Limits", "Subject", "judge", "transformers_version"]
-"""Besides ``judge``, the names callers have long imported from here (their home is ``judgement``)."""
+__all__ = ["judge"]
 
 
 def _skip_reason(remedy: str, view: StaticView, trust_remote_code: bool, alias: Alias | None) -> str | None:

@@ -35,8 +35,8 @@ from pytest_tokcompat.judge.diskcache import folder_digests, prune, versions_of
 from pytest_tokcompat.judge.judgement import REMEDIES, Judgement, truth_from
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.settings import VERDICT_CACHE, VERDICT_CACHE_MAX_MB, JudgeSettings
+from pytest_tokcompat.sources.checkpoint import Checkpoint
 from pytest_tokcompat.sources.names import load_name
-from pytest_tokcompat.sources.resolve import Checkpoint
 from pytest_tokcompat.sources.snapshots import sha256_of
 
 CACHE_ENV = VERDICT_CACHE.variable

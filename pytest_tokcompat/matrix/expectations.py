@@ -28,7 +28,8 @@ from typing import Any
 from packaging.version import Version
 
 from pytest_tokcompat.errors import MatrixError, TokcompatError
-from pytest_tokcompat.matrix.loader import OUTCOMES, Case, Expectation, load_matrix
+from pytest_tokcompat.matrix.cases import OUTCOMES, Case, Expectation
+from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.model import CONSEQUENCES, Outcome
 
 CLEAN = {str(Outcome.NATIVE), str(Outcome.AUTO_MAP), str(Outcome.ALIAS)}

@@ -22,10 +22,9 @@ from pytest_tokcompat.matrix.aliases import (
     alias_from_mapping,
     alias_problems,
 )
-from pytest_tokcompat.matrix.cases import OUTCOMES, Case, Expectation, Matrix, Problem
+from pytest_tokcompat.matrix.cases import Case, Matrix, Problem
 from pytest_tokcompat.matrix.clients import ClientLoader, native_since_problem, split_call
-from pytest_tokcompat.matrix.discovery import bundled_dir, bundled_matrix, default_matrix, find_rootdir
-from pytest_tokcompat.matrix.entries import CASE_KEYS, ID_PATTERN, read_case
+from pytest_tokcompat.matrix.entries import ID_PATTERN, read_case
 from pytest_tokcompat.matrix.yamlnodes import (
     NodeLimit,
     Reader,
@@ -36,23 +35,11 @@ from pytest_tokcompat.matrix.yamlnodes import (
     too_many_nodes,
 )
 
-__all__ = [  # the names other modules import from here; each lives where its subject is
-    "CASE_KEYS",
-    "ID_PATTERN",
+__all__ = [
     "LOADER_KEYS",
     "MAX_MATRIX_BYTES",
     "MAX_PROBLEMS",
-    "OUTCOMES",
     "TOP_KEYS",
-    "Case",
-    "Expectation",
-    "Matrix",
-    "MatrixError",
-    "Problem",
-    "bundled_dir",
-    "bundled_matrix",
-    "default_matrix",
-    "find_rootdir",
     "load_matrix",
     "parse_matrix",
     "read_loaders",

@@ -21,7 +21,7 @@ from typing import Any
 
 from pytest_tokcompat import environment
 from pytest_tokcompat.errors import ConfigError
-from pytest_tokcompat.matrix.loader import bundled_matrix, default_matrix, find_rootdir
+from pytest_tokcompat.matrix.discovery import bundled_matrix, default_matrix, find_rootdir
 from pytest_tokcompat.settings import BY_KEY as JUDGE_KEYS
 from pytest_tokcompat.settings import JudgeSettings, resolve_judge_settings
 

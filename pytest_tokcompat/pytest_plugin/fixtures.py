@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_tokcompat.matrix.loader import Case
+from pytest_tokcompat.matrix.cases import Case
 
 
 def parametrize_cases(metafunc: pytest.Metafunc) -> None:

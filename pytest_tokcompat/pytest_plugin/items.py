@@ -20,7 +20,7 @@ from pytest_tokcompat.credentials import scrub
 from pytest_tokcompat.inert import terminal
 from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, evaluate, run_alias
 from pytest_tokcompat.matrix.aliases import Alias
-from pytest_tokcompat.matrix.loader import Case
+from pytest_tokcompat.matrix.cases import Case
 from pytest_tokcompat.pytest_plugin.keys import RECORD_KEY
 from pytest_tokcompat.pytest_plugin.session import TokcompatRun, run_of
 

@@ -18,6 +18,7 @@ import pytest
 
 from pytest_tokcompat.errors import ConfigError, MatrixError
 from pytest_tokcompat.judge.cache import JudgeCache
+from pytest_tokcompat.matrix.cases import Case, Matrix
 from pytest_tokcompat.matrix.clients import (
     SPEC_FORM,
     ClientLoader,
@@ -26,15 +27,16 @@ from pytest_tokcompat.matrix.clients import (
     parse_loader_option,
     with_kwargs,
 )
-from pytest_tokcompat.matrix.loader import Case, Matrix, load_matrix
+from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.matrix.settings import Settings, resolve_settings
 from pytest_tokcompat.pytest_plugin.hookcalls import results_by_plugin
 from pytest_tokcompat.settings import OPTIONS, JudgeSettings
 
 if TYPE_CHECKING:
-    from pytest_tokcompat.judge.judgement import Judgement, Limits
+    from pytest_tokcompat.judge.judgement import Judgement
     from pytest_tokcompat.matrix.aliases import Alias
     from pytest_tokcompat.request import Request
+    from pytest_tokcompat.settings import Limits
 
 TOKENIZERS_KEPT = 4
 """Loaded tokenizers the fixture keeps, most recently used first (a DeepSeek tokenizer holds ~100 MB)."""

@@ -40,17 +40,7 @@ from pytest_tokcompat.sources.matching import find_case, hub_id_problem, tried_m
 from pytest_tokcompat.sources.remote_code import refuse_cross_repo_code
 from pytest_tokcompat.sources.snapshots import Assembled, assemble, entry_name, is_stand_in
 
-__all__ = [  # the checkpoint's types are imported from here too; they live in ``checkpoint``
-    "Checkpoint",
-    "Identity",
-    "MatchedBy",
-    "Source",
-    "describe",
-    "describe_json",
-    "identify",
-    "resolve",
-    "resolve_name",
-]
+__all__ = ["describe", "describe_json", "identify", "resolve", "resolve_name"]
 
 
 def identify(target: str | Path | Case, matrix: Path | None = None) -> Identity:

@@ -13,7 +13,8 @@ import pytest
 from packaging.version import Version
 
 from pytest_tokcompat.ci import bisect
-from pytest_tokcompat.ci.bisect import BuildError, Target, UvVerdict
+from pytest_tokcompat.ci.bisect import Target, UvVerdict
+from pytest_tokcompat.errors import BuildError
 from tests.unit.ci.test_bisect import REAL_CHILD_UV
 
 
@@ -21,7 +22,7 @@ from tests.unit.ci.test_bisect import REAL_CHILD_UV
 def test_the_child_check_judges_a_case_with_its_golden_ids(tmp_path: Path, cache: Path) -> None:
     """bisect's child is the real `tokcompat check` (in this environment): qwen3-0.6b is judged with its
     golden ids, so its verdict is native, not not-checked."""
-    from pytest_tokcompat.matrix.loader import bundled_matrix
+    from pytest_tokcompat.matrix.discovery import bundled_matrix
 
     uv = tmp_path / "uv"
     uv.write_text(REAL_CHILD_UV.format(python=sys.executable))

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from pytest_tokcompat import load_tokenizer
-from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+from pytest_tokcompat.matrix.discovery import bundled_matrix
+from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.sources.snapshots import materialize
 from tests.helpers.paths import MATRIX_DIR
 from tests.project.test_bundled import check_json, load_script, swap_two_ids

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tokcompat.judge.parity import reference_tokenizer
-from pytest_tokcompat.matrix.loader import Case
+from pytest_tokcompat.matrix.cases import Case
 from tests.helpers.ladder import judge_folder
 from tests.project.test_bundled_checkpoints import (  # noqa: F401 (fixtures)
     CASES,
@@ -123,7 +123,7 @@ def test_glm5_falls_back_offline_to_its_snapshot_and_says_whose_tokenizer_it_is(
     cache: Path, assembled: AssembledSnapshots
 ) -> None:
     from pytest_tokcompat.api import load_tokenizer
-    from pytest_tokcompat.sources.resolve import Source
+    from pytest_tokcompat.sources.checkpoint import Source
 
     result = load_tokenizer("zai-org/GLM-5")  # the hub cache is empty and the hub offline
     assert (result.source, result.case_id, result.verdict) == (Source.FALLBACK, "glm-5", "native")

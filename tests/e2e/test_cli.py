@@ -35,7 +35,8 @@ def test_check_judges_a_bundled_case_offline_with_its_golden_ids(
 def test_check_of_an_assembled_folder_carries_its_cases_golden_ids(
     cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+    from pytest_tokcompat.matrix.discovery import bundled_matrix
+    from pytest_tokcompat.matrix.loader import load_matrix
     from pytest_tokcompat.sources.snapshots import materialize
 
     snapshot = load_matrix(bundled_matrix()).by_id("qwen3-0.6b").snapshot

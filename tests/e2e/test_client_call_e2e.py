@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from pytest_tokcompat.ci.install import uv_binary
-from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+from pytest_tokcompat.matrix.discovery import bundled_matrix
+from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.sources.resolve import resolve
 from tests.helpers import hubcache
 from tests.helpers.paths import REPO

@@ -82,7 +82,7 @@ def test_aiperfs_own_loader_drifts_before_5_11_and_is_obsolete_from_there(tmp_pa
     called by the entry's repo id as aiperf's users call it (its offline branch: snapshot_download from
     the hub cache, which the grid lays out). The grid's HF_HUB_OFFLINE=1 once sent it into that branch with
     the folder's path (HFValidationError on every release)."""
-    from pytest_tokcompat.matrix.loader import bundled_dir
+    from pytest_tokcompat.matrix.discovery import bundled_dir
 
     snapshot = bundled_dir() / "snapshots" / "deepseek-v3.2-exp"
     matrix = tmp_path / "m.yaml"

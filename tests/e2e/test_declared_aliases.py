@@ -10,8 +10,8 @@ import textwrap
 import pytest
 from packaging.version import Version
 
-from pytest_tokcompat.judge.ladder import transformers_version
-from pytest_tokcompat.matrix.loader import bundled_dir
+from pytest_tokcompat.judge.loading import transformers_version
+from pytest_tokcompat.matrix.discovery import bundled_dir
 from tests.helpers.reportdata import read_valid_report
 from tests.plugin.test_declared_aliases import (
     DEEPSEEK_V3,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_tokcompat.exitcodes import ExitCode
-from pytest_tokcompat.judge.child import CAPTURE_BYTES
+from pytest_tokcompat.judge.wire import CAPTURE_BYTES
 from pytest_tokcompat.model import AttemptStatus, Verdict
 from tests.helpers import toys
 from tests.helpers.ladder import judge_folder

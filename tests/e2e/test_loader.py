@@ -16,10 +16,11 @@ from pytest_tokcompat.api import (
     SNAPSHOT,
     load_tokenizer,
 )
-from pytest_tokcompat.judge.evaluate import NotReachable
+from pytest_tokcompat.errors import NotReachable
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
-from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+from pytest_tokcompat.matrix.discovery import bundled_matrix
+from pytest_tokcompat.matrix.loader import load_matrix
 from tests.helpers import hubcache
 
 

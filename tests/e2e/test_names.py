@@ -15,7 +15,8 @@ from tokenizers import Tokenizer
 from pytest_tokcompat import load_tokenizer
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.matrix.loader import load_matrix
-from pytest_tokcompat.sources.resolve import MatchedBy, Source, identify, resolve
+from pytest_tokcompat.sources.checkpoint import MatchedBy, Source
+from pytest_tokcompat.sources.resolve import identify, resolve
 from tests.helpers import hubcache, hubserver
 from tests.unit.sources.test_names import (  # noqa: F401 (fixtures)
     _check_record,

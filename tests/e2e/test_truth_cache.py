@@ -24,7 +24,8 @@ def test_bundled_verdicts_are_the_same_cold_warm_and_off(
     case_id: str, truths: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pytest_tokcompat.judge.evaluate import evaluate
-    from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+    from pytest_tokcompat.matrix.discovery import bundled_matrix
+    from pytest_tokcompat.matrix.loader import load_matrix
     from pytest_tokcompat.request import Request
 
     case = next(c for c in load_matrix(bundled_matrix()).cases if c.id == case_id)

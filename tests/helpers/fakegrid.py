@@ -19,11 +19,12 @@ import pytest
 from packaging.version import Version
 
 from pytest_tokcompat.ci import gridrun, releases
-from pytest_tokcompat.ci.gridrun import ToxRun
 from pytest_tokcompat.ci.releases import Page
+from pytest_tokcompat.ci.toxrun import ToxRun
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.contract import alias_record, case_record
-from pytest_tokcompat.matrix.loader import bundled_dir, load_matrix
+from pytest_tokcompat.matrix.discovery import bundled_dir
+from pytest_tokcompat.matrix.loader import load_matrix
 from tests.helpers.paths import SIMPLE_INDEX
 
 INDEX = "https://index.invalid/simple"

@@ -15,8 +15,11 @@ import json
 import os
 from pathlib import Path
 
-from pytest_tokcompat.matrix.loader import Case, bundled_matrix, load_matrix
-from pytest_tokcompat.sources.snapshots import SOURCES_FILE, materialize
+from pytest_tokcompat.matrix.cases import Case
+from pytest_tokcompat.matrix.discovery import bundled_matrix
+from pytest_tokcompat.matrix.loader import load_matrix
+from pytest_tokcompat.sources.members import SOURCES_FILE
+from pytest_tokcompat.sources.snapshots import materialize
 
 NOT_CACHED = {
     "model-00001-of-00002.safetensors": 5_000_000_000,

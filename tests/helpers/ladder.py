@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_tokcompat.judge.judgement import Judgement, Limits
+from pytest_tokcompat.judge.judgement import Judgement
 from pytest_tokcompat.judge.ladder import judge
 from pytest_tokcompat.judge.subject import Subject
 from pytest_tokcompat.matrix.aliases import Alias
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.request import Request
-from pytest_tokcompat.settings import JudgeSettings, judge_settings_from_environment
+from pytest_tokcompat.settings import JudgeSettings, Limits, judge_settings_from_environment
 from pytest_tokcompat.sources.names import LoadTarget
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_tokcompat.matrix.loader import bundled_dir
-from pytest_tokcompat.sources.snapshots import SOURCES_FILE, packaged_file, read_sources
+from pytest_tokcompat.matrix.discovery import bundled_dir
+from pytest_tokcompat.sources.members import SOURCES_FILE
+from pytest_tokcompat.sources.snapshots import packaged_file, read_sources
 from pytest_tokcompat.sources.tiktoken_bpe import bytes_to_unicode
 
 RANK_FILES = {"qwen3-0.6b": "qwen.tiktoken", "llama-3.1-8b-instruct": "original_tokenizer.model"}

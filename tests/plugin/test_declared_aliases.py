@@ -12,11 +12,11 @@ import pytest
 
 from pytest_tokcompat import load_tokenizer
 from pytest_tokcompat.cli import main
-from pytest_tokcompat.errors import TokenizerBroken
+from pytest_tokcompat.errors import MatrixError, TokenizerBroken
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.judge.remedies import applied_alias
 from pytest_tokcompat.matrix.aliases import REGISTRY, Alias, effective_registry
-from pytest_tokcompat.matrix.loader import MatrixError, load_matrix
+from pytest_tokcompat.matrix.loader import load_matrix
 from tests.helpers import toys
 from tests.helpers.ladder import judge_folder
 from tests.helpers.matrices import run_plugin

@@ -374,7 +374,8 @@ def test_a_matrix_outside_the_testpaths_is_collected_natively(pytester: pytest.P
 
 
 def test_a_matrix_outside_the_rootdir_gets_one_synthetic_node(pytester: pytest.Pytester) -> None:
-    from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
+    from pytest_tokcompat.matrix.discovery import bundled_matrix
+    from pytest_tokcompat.matrix.loader import load_matrix
 
     result = run_plugin(pytester, bundled_matrix(), "--collect-only", "-q")
     cases = [case.id for case in load_matrix(bundled_matrix()).cases]
@@ -401,7 +402,7 @@ def test_an_empty_matrix_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 
 def test_limit_options_have_their_real_defaults_shown_in_help(pytester: pytest.Pytester) -> None:
-    from pytest_tokcompat.judge.ladder import DEFAULT_LIMITS
+    from pytest_tokcompat.judge.judgement import DEFAULT_LIMITS
     from pytest_tokcompat.pytest_plugin.session import run_settings
     from pytest_tokcompat.settings import Limits
 

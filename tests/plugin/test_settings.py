@@ -13,7 +13,7 @@ import pytest
 
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.errors import ConfigError
-from pytest_tokcompat.matrix.loader import bundled_matrix
+from pytest_tokcompat.matrix.discovery import bundled_matrix
 from pytest_tokcompat.matrix.settings import find_project_config, resolve_settings
 from tests.helpers import toys
 

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from pytest_tokcompat.cli import main
-from pytest_tokcompat.sources.snapshots import SnapshotError, materialize
+from pytest_tokcompat.errors import SnapshotError
+from pytest_tokcompat.sources.snapshots import materialize
 from tests.helpers.paths import MATRIX_DIR
 
 pytest_plugins = ["pytester"]

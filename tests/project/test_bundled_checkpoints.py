@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_tokcompat.errors import SnapshotError
 from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.sources import derive, snapshots
-from pytest_tokcompat.sources.snapshots import SOURCES_FILE, SnapshotError, materialize, packaged_file
+from pytest_tokcompat.sources.members import SOURCES_FILE
+from pytest_tokcompat.sources.snapshots import materialize, packaged_file
 from tests.helpers.paths import REPO
 
 if TYPE_CHECKING:

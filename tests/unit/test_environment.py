@@ -77,7 +77,7 @@ def test_every_tokcompat_name_the_package_uses_is_declared() -> None:
     undeclared = sorted(used - set(environment.BY_NAME))
     assert undeclared == [], f"declare these in pytest_tokcompat/environment.py: {undeclared}"
     assert "TOKCOMPAT_GRID_CACHE" in used  # control: the scan finds the names the code uses
-    from pytest_tokcompat.limits import SETTINGS
+    from pytest_tokcompat.settings import LIMITS as SETTINGS
 
     assert {limit.variable for limit in SETTINGS} <= set(environment.BY_NAME)  # the limits' names too
 

@@ -9,14 +9,15 @@ import pytest
 
 import pytest_tokcompat
 import pytest_tokcompat.matrix.aliases as aliases
-from pytest_tokcompat.api import (
-    FOLDER,
-    LoadedTokenizer,
+from pytest_tokcompat.api import FOLDER, LoadedTokenizer, load_tokenizer
+from pytest_tokcompat.errors import (
+    CheckpointError,
+    NotReachable,
+    NotRunnable,
+    TokcompatError,
     TokenizerBroken,
-    load_tokenizer,
+    UnknownName,
 )
-from pytest_tokcompat.errors import CheckpointError, TokcompatError, UnknownName
-from pytest_tokcompat.judge.evaluate import NotReachable, NotRunnable
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
 from tests.helpers import hubcache, toys

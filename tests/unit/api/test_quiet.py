@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import pytest_tokcompat.matrix.aliases as aliases
-from pytest_tokcompat.api import TokenizerBroken, load_tokenizer
+from pytest_tokcompat.api import load_tokenizer
+from pytest_tokcompat.errors import TokenizerBroken
 from tests.helpers import toys
 
 NOISY_CODE = """

@@ -13,9 +13,10 @@ import pytest
 from packaging.version import Version
 
 from pytest_tokcompat.ci import bisect, releases
-from pytest_tokcompat.ci.bisect import BisectError, BuildError, Target, UvVerdict, bisect_releases, max_builds
+from pytest_tokcompat.ci.bisect import Target, UvVerdict, bisect_releases, max_builds
 from pytest_tokcompat.ci.releases import Page
 from pytest_tokcompat.cli import main
+from pytest_tokcompat.errors import BisectError, BuildError
 from tests.helpers.paths import SIMPLE_INDEX
 
 INDEX = "https://index.invalid/simple"

@@ -19,7 +19,8 @@ from pytest_tokcompat.ci.render import render_html
 from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.matrix.clients import ClientLoader, parse_loader_option
-from pytest_tokcompat.matrix.loader import bundled_dir, parse_matrix
+from pytest_tokcompat.matrix.discovery import bundled_dir
+from pytest_tokcompat.matrix.loader import parse_matrix
 from tests.helpers import reportdata
 from tests.helpers.paths import DATA
 

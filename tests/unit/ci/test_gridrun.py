@@ -23,7 +23,7 @@ from packaging.version import Version
 from pytest_tokcompat.ci import cellcache, gridrun, releases, schedule, toxrun
 from pytest_tokcompat.ci.cellcache import Keys
 from pytest_tokcompat.ci.grid import load_reports, merge
-from pytest_tokcompat.ci.gridrun import EXTRAS
+from pytest_tokcompat.ci.shards import EXTRAS
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.contract import alias_record, case_record
 from pytest_tokcompat.matrix.loader import load_matrix

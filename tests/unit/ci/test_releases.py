@@ -13,8 +13,9 @@ import pytest
 from packaging.version import Version
 
 from pytest_tokcompat.ci import releases
-from pytest_tokcompat.ci.releases import Page, ReleaseError
+from pytest_tokcompat.ci.releases import Page
 from pytest_tokcompat.cli import main
+from pytest_tokcompat.errors import ReleaseError
 from tests.helpers import hubserver
 from tests.helpers.paths import SIMPLE_INDEX
 

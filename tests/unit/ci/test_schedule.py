@@ -10,7 +10,8 @@ import pytest
 from pytest_tokcompat.ci import schedule
 from pytest_tokcompat.ci.releases import GridRelease
 from pytest_tokcompat.ci.shards import EXTRAS, plan_cells, shard_of
-from pytest_tokcompat.matrix.loader import bundled_dir, load_matrix
+from pytest_tokcompat.matrix.discovery import bundled_dir
+from pytest_tokcompat.matrix.loader import load_matrix
 from tests.helpers.paths import DATA
 
 RECORDED = DATA / "grid_costs_bundled.json"

@@ -113,8 +113,8 @@ def test_the_schema_speaks_the_model_vocabulary() -> None:
 
 
 def test_the_schema_names_the_evaluators_failures_and_sources() -> None:
-    from pytest_tokcompat.judge.evaluate import Failure
-    from pytest_tokcompat.sources.resolve import Source
+    from pytest_tokcompat.judge.evaluation import Failure
+    from pytest_tokcompat.sources.checkpoint import Source
 
     properties = contract.load_report_schema()["$defs"]["case_record"]["properties"]
     assert properties["failure"]["anyOf"][1]["enum"] == [failure.value for failure in Failure]
@@ -124,7 +124,8 @@ def test_the_schema_names_the_evaluators_failures_and_sources() -> None:
 def test_every_evaluation_record_is_a_valid_case_record(tmp_path: Path) -> None:
     """Judged, unreadable (not checked) and bad input: the evaluator's records, with the resolver's
     fields (source, notes, remote_files_ran with repo and revision), pass the schema."""
-    from pytest_tokcompat.judge.evaluate import Failure, evaluate
+    from pytest_tokcompat.judge.evaluate import evaluate
+    from pytest_tokcompat.judge.evaluation import Failure
     from pytest_tokcompat.request import Request
     from tests.helpers import toys
 

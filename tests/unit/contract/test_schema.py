@@ -16,7 +16,8 @@ import yaml
 import pytest_tokcompat
 from pytest_tokcompat import contract, matrix
 from pytest_tokcompat.cli import main
-from pytest_tokcompat.matrix.loader import MatrixError, load_matrix
+from pytest_tokcompat.errors import MatrixError
+from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.matrix.schema import load_schema, schema_path
 from tests.helpers import toys
 from tests.helpers.paths import MATRIX_DIR

@@ -21,7 +21,7 @@ from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge.alarms import findings_alarm, verdict_alarm
 from pytest_tokcompat.judge.chat import FROZEN_NOW, reference_environment
-from pytest_tokcompat.judge.ladder import transformers_version
+from pytest_tokcompat.judge.loading import transformers_version
 from pytest_tokcompat.judge.parity import ground_truth, reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.model import AlarmKind
@@ -106,7 +106,7 @@ def test_a_hub_checkpoint_loads_by_its_repo_id_from_a_layout_of_its_own(
     (.no_exist), in a layout of our own; the user's hub cache is never written to."""
     import shutil
 
-    from pytest_tokcompat.sources.resolve import Checkpoint, Source
+    from pytest_tokcompat.sources.checkpoint import Checkpoint, Source
 
     monkeypatch.setenv("TOKCOMPAT_CACHE", str(tmp_path / "cache"))
     snapshot = tmp_path / "hub" / "models--o--tok-only" / "snapshots" / ("a" * 40)
@@ -275,7 +275,7 @@ def test_the_repo_id_is_part_of_the_verdict_cache_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pytest_tokcompat.judge.verdicts import key_fields
-    from pytest_tokcompat.sources.resolve import Checkpoint, Source
+    from pytest_tokcompat.sources.checkpoint import Checkpoint, Source
 
     monkeypatch.setenv("TOKCOMPAT_CACHE", str(tmp_path / "cache"))
     folder = contract_toy(tmp_path / "toy")

@@ -27,11 +27,10 @@ from pytest_tokcompat.judge import child, reaper
 from pytest_tokcompat.judge.evaluate import FAILED, evaluate
 from pytest_tokcompat.judge.frames import Binding
 from pytest_tokcompat.judge.job import Job
-from pytest_tokcompat.judge.ladder import Limits
 from pytest_tokcompat.matrix.loader import parse_matrix
 from pytest_tokcompat.model import AttemptStatus, Verdict
 from pytest_tokcompat.request import Request
-from pytest_tokcompat.settings import JudgeSettings
+from pytest_tokcompat.settings import JudgeSettings, Limits
 from tests.helpers import toys
 from tests.helpers.ladder import judge_folder
 from tests.unit.judge.test_isolation import judge_within

@@ -26,7 +26,7 @@ from pytest_tokcompat.errors import MatrixError
 from pytest_tokcompat.judge.chat import reference_chat
 from pytest_tokcompat.judge.contract_truth import clean_up_tokenization, default_call_ids
 from pytest_tokcompat.judge.declared import Declared, read_declared
-from pytest_tokcompat.judge.ladder import transformers_version
+from pytest_tokcompat.judge.loading import transformers_version
 from pytest_tokcompat.judge.parity import Truth, check_parity, ground_truth, reference_tokenizer
 from pytest_tokcompat.judge.probes import (
     PI_DIGITS,

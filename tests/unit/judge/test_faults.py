@@ -11,10 +11,9 @@ from packaging.version import Version
 
 from pytest_tokcompat.judge.evaluate import FAILED, evaluate
 from pytest_tokcompat.judge.isolation import registry_fingerprint
-from pytest_tokcompat.judge.ladder import Limits
 from pytest_tokcompat.matrix.loader import parse_matrix
 from pytest_tokcompat.request import Request
-from pytest_tokcompat.settings import JudgeSettings
+from pytest_tokcompat.settings import JudgeSettings, Limits
 from tests.helpers import toys
 from tests.helpers.ladder import judge_folder
 

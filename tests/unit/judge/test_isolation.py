@@ -23,11 +23,12 @@ from pytest_tokcompat import cli
 from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge import child
 from pytest_tokcompat.judge.evaluate import FAILED, evaluate
-from pytest_tokcompat.judge.ladder import Judgement, Limits
+from pytest_tokcompat.judge.judgement import Judgement
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.matrix.loader import parse_matrix
 from pytest_tokcompat.model import AttemptStatus, Verdict
 from pytest_tokcompat.request import Request
+from pytest_tokcompat.settings import Limits
 from tests.helpers import toys
 from tests.helpers.ladder import judge_folder
 from tests.helpers.matrices import write_matrix

@@ -20,7 +20,7 @@ from pytest_tokcompat.api import load_tokenizer
 from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.judge import child, pristine, reaper, truthcache, verdicts
 from pytest_tokcompat.judge.evaluate import FAILED, PASSED, evaluate
-from pytest_tokcompat.judge.ladder import Judgement
+from pytest_tokcompat.judge.judgement import Judgement
 from pytest_tokcompat.judge.pristine import Fingerprint
 from pytest_tokcompat.matrix.clients import ClientLoader
 from pytest_tokcompat.model import AttemptStatus, Verdict

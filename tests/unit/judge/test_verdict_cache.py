@@ -10,8 +10,9 @@ import pytest
 
 import pytest_tokcompat.judge.child as child
 import pytest_tokcompat.matrix.aliases as aliases
-from pytest_tokcompat.api import TokenizerBroken, load_tokenizer
+from pytest_tokcompat.api import load_tokenizer
 from pytest_tokcompat.contract import report_document, schema_problems
+from pytest_tokcompat.errors import TokenizerBroken
 from pytest_tokcompat.judge.parity import reference_tokenizer
 from pytest_tokcompat.judge.probes import probe_texts
 from pytest_tokcompat.judge.verdicts import CACHE_ENV, MAX_MB_ENV, VerdictCache

@@ -8,19 +8,10 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from pytest_tokcompat.matrix.loader import (
-    CASE_KEYS,
-    MAX_MATRIX_BYTES,
-    MAX_PROBLEMS,
-    OUTCOMES,
-    Case,
-    Expectation,
-    Matrix,
-    MatrixError,
-    Problem,
-    load_matrix,
-    parse_matrix,
-)
+from pytest_tokcompat.errors import MatrixError
+from pytest_tokcompat.matrix.cases import OUTCOMES, Case, Expectation, Matrix, Problem
+from pytest_tokcompat.matrix.entries import CASE_KEYS
+from pytest_tokcompat.matrix.loader import MAX_MATRIX_BYTES, MAX_PROBLEMS, load_matrix, parse_matrix
 from pytest_tokcompat.matrix.versions import matching_ranges, overlapping_pairs, parse_range
 from pytest_tokcompat.matrix.yamlnodes import MAX_NODES
 from tests.helpers.paths import MATRIX_DIR

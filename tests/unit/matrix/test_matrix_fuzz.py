@@ -13,15 +13,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_tokcompat.matrix.loader import (
-    CASE_KEYS,
-    OUTCOMES,
-    TOP_KEYS,
-    Matrix,
-    MatrixError,
-    load_matrix,
-    parse_matrix,
-)
+from pytest_tokcompat.errors import MatrixError
+from pytest_tokcompat.matrix.cases import OUTCOMES, Matrix
+from pytest_tokcompat.matrix.entries import CASE_KEYS
+from pytest_tokcompat.matrix.loader import TOP_KEYS, load_matrix, parse_matrix
 
 CANARY_CALLS: list[object] = []
 

@@ -18,7 +18,8 @@ import pytest
 from huggingface_hub.utils import filter_repo_objects
 
 from pytest_tokcompat import cli
-from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, NotReachable, NotRunnable, evaluate
+from pytest_tokcompat.errors import NotReachable, NotRunnable
+from pytest_tokcompat.judge.evaluate import FAILED, NOT_CHECKED, evaluate
 from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.request import Request
 from pytest_tokcompat.sources import hub, remote_code

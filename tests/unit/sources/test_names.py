@@ -19,8 +19,10 @@ from tokenizers import Tokenizer
 from pytest_tokcompat import load_tokenizer
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.errors import NotReachable, TokenizerBroken, UnknownName
-from pytest_tokcompat.matrix.loader import bundled_matrix, load_matrix
-from pytest_tokcompat.sources.resolve import MatchedBy, describe_json, identify, resolve
+from pytest_tokcompat.matrix.discovery import bundled_matrix
+from pytest_tokcompat.matrix.loader import load_matrix
+from pytest_tokcompat.sources.checkpoint import MatchedBy
+from pytest_tokcompat.sources.resolve import describe_json, identify, resolve
 from tests.helpers import hubcache, hubserver
 from tests.helpers.paths import REPO
 

@@ -12,9 +12,11 @@ import pytest
 
 from pytest_tokcompat.cli import main
 from pytest_tokcompat.errors import NotReachable, NotRunnable, UnknownName
-from pytest_tokcompat.matrix.loader import bundled_matrix, default_matrix, find_rootdir, load_matrix
+from pytest_tokcompat.matrix.discovery import bundled_matrix, default_matrix, find_rootdir
+from pytest_tokcompat.matrix.loader import load_matrix
 from pytest_tokcompat.request import Request
-from pytest_tokcompat.sources.resolve import MatchedBy, Source, describe, identify, resolve
+from pytest_tokcompat.sources.checkpoint import MatchedBy, Source
+from pytest_tokcompat.sources.resolve import describe, identify, resolve
 from pytest_tokcompat.sources.snapshots import materialize
 from tests.helpers import toys
 from tests.helpers.matrices import write_matrix

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_tokcompat.cli import main
+from pytest_tokcompat.errors import SnapshotError
 from pytest_tokcompat.sources.members import COMPLETE_MARK
-from pytest_tokcompat.sources.snapshots import SnapshotError, materialize, sha256_of, verify_entry
+from pytest_tokcompat.sources.snapshots import materialize, sha256_of, verify_entry
 from tests.helpers.paths import MATRIX_DIR
 
 QWEN = MATRIX_DIR / "snapshots/qwen3-0.6b"
