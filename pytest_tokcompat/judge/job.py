@@ -6,6 +6,7 @@ travel in the job, the child's answers travel back as frames that the parent rea
 from __future__ import annotations
 
 import contextlib
+import errno
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -116,6 +117,13 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
                 raise
             attempt.detail, loaded = memory_hint(error, job.max_memory_mb), None
             attempt.undecided = isinstance(error, MemoryError)
+            refused = read_only_write(error)
+            if refused is not None:  # the judge's read-only view, not the tokenizer, stopped it: undecided
+                attempt.detail = (
+                    f"its code wrote to {refused}, which attempts may only read (read-only inside the "
+                    f"attempt; in your process the write would land): {attempt.detail}"
+                )
+                attempt.undecided = True
         if job.loader is not None:
             with contextlib.suppress(Exception):  # findings beside the result, never the result
                 emit({"kind": "registers", "registers": registered_types()})
@@ -137,6 +145,19 @@ def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) 
         "tampered": changed(),
     }
     emit({"kind": "attempt", "attempt": report})
+
+
+def read_only_write(error: BaseException) -> str | None:
+    """The path of a write the attempt's read-only mounts refused (``EROFS``), anywhere in the chain of
+    ``error``'s causes; None where the load failed otherwise."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno == errno.EROFS:
+            return str(current.filename) if current.filename is not None else "a read-only path"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 _REPORTED = ("remedy", "detail", "tokenizer_class", "loaded_as")

@@ -17,6 +17,7 @@ from pytest_tokcompat.ci.install import own_wheel, uv_binary
 from tests.e2e.test_grid_e2e import environment, tokcompat
 from tests.helpers import toys
 from tests.helpers.fakegrid import recorded
+from tests.unit.judge.test_procfs import kernel_allows_mount_namespaces
 
 RELEASE = "5.10.4"
 
@@ -119,7 +120,14 @@ def test_a_trusted_case_that_drops_a_pth_gets_no_verdict_kept(tmp_path: Path) ->
     code = remote / "tokenization_toy.py"
     code.write_text(code.read_text() + HOSTILE_HOOK)
     hostile = tokcompat(argv, repo, env)
+    if kernel_allows_mount_namespaces():  # the attempt's view of site-packages is read-only: the write fails
+        assert hostile.returncode == 1, hostile.stdout + hostile.stderr  # not checked: never a pass
+        assert "| remote | not-checked ✗ (expected auto_map) |" in hostile.stdout
+        log = (repo / "tokcompat-grid" / ".work" / "logs" / "judge.log").read_text(encoding="utf-8")
+        assert "zz_tokcompat_hostile.pth, which attempts may only read" in log
+        assert "was added" not in hostile.stderr  # nothing landed: the environment is as it was
+        return
     assert hostile.returncode == 3, hostile.stdout + hostile.stderr
-    assert "site-packages/zz_tokcompat_hostile.pth was added" in hostile.stderr
     assert "| remote | not-checked ? |" in hostile.stdout
+    assert "site-packages/zz_tokcompat_hostile.pth was added" in hostile.stderr
     assert "the environment changed again while its cells were judged" in hostile.stdout

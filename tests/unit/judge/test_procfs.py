@@ -10,6 +10,7 @@ subreaper (no namespace), where it finds the marker, reads the run's environ and
 from __future__ import annotations
 
 import ctypes
+import errno
 import hashlib
 import json
 import os
@@ -297,3 +298,20 @@ def test_an_attempt_cannot_write_where_every_later_python_looks(
             assert found["writes"] == {"site": "written"} and probe.exists()
     finally:
         probe.unlink(missing_ok=True)
+
+
+def test_a_load_stopped_by_a_read_only_mount_is_undecided_not_broken() -> None:
+    """The judge's read-only view, not the tokenizer, stopped the load: named, so the attempt is undecided
+    (not-checked) rather than a load error that would read as broken; any other error stays the load's."""
+    from pytest_tokcompat.judge.job import read_only_write
+
+    refused = OSError(errno.EROFS, "Read-only file system", "/venv/site-packages/x.pth")
+    try:
+        try:
+            raise refused
+        except OSError as inner:
+            raise ValueError("the remote module failed to import") from inner
+    except ValueError as wrapped:
+        assert read_only_write(wrapped) == "/venv/site-packages/x.pth"
+    assert read_only_write(OSError(errno.EACCES, "Permission denied", "/x")) is None  # control
+    assert read_only_write(ValueError("ids")) is None
