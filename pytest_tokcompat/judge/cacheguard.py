@@ -17,16 +17,15 @@ code that outlives its attempt (the reaper's job); see docs/explanation/isolatio
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 from pytest_tokcompat.judge import cachefiles
 from pytest_tokcompat.settings import JudgeSettings, judge_settings_from_environment
@@ -64,29 +63,18 @@ def runs_checkpoint_code(job: Any) -> bool:
     return getattr(job, "loader", None) is not None or getattr(job, "remedy", None) == "auto_map"
 
 
-P = ParamSpec("P")
-R = TypeVar("R")
 _SETTINGS: ContextVar[JudgeSettings | None] = ContextVar("tokcompat_cacheguard_settings", default=None)
 
 
-def judging_with(settings: JudgeSettings) -> None:
-    """The settings whose caches the attempts guard, until the :func:`scoped` call around it returns:
-    the judgement's, set by the ladder as it starts (its in-process reload guards the same caches)."""
-    _SETTINGS.set(settings)
-
-
-def scoped(function: Callable[P, R]) -> Callable[P, R]:
-    """``function`` with the guarded settings put back as they were when it returns."""
-
-    @functools.wraps(function)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        token = _SETTINGS.set(_SETTINGS.get())
-        try:
-            return function(*args, **kwargs)
-        finally:
-            _SETTINGS.reset(token)
-
-    return wrapper
+@contextmanager
+def judging_with(settings: JudgeSettings) -> Iterator[None]:
+    """The settings whose caches the attempts of the block guard: the judgement's (its in-process
+    reload guards the same caches); as they were before once it ends."""
+    token = _SETTINGS.set(settings)
+    try:
+        yield
+    finally:
+        _SETTINGS.reset(token)
 
 
 def cache_roots() -> list[Path]:

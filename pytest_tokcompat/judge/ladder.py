@@ -84,7 +84,6 @@ def _count_differing(tokenizer: Any, truth: Truth, texts: list[str]) -> tuple[in
     return differing, len(compared)
 
 
-@cacheguard.scoped
 def judge(subject: Subject) -> Judgement:
     """Run the ladder on one checkpoint's files under the installed transformers.
 
@@ -102,6 +101,11 @@ def judge(subject: Subject) -> Judgement:
     release to the reason (their drift is reported, not failed). Raises CheckpointError where the
     checkpoint's files cannot be read.
     """
+    with cacheguard.judging_with(subject.settings):  # what its attempts leave in the caches is discarded
+        return _judge(subject)
+
+
+def _judge(subject: Subject) -> Judgement:
     from pytest_tokcompat.judge import child, golden, pristine, truthcache
     from pytest_tokcompat.matrix.aliases import find_alias
 
@@ -110,7 +114,6 @@ def judge(subject: Subject) -> Judgement:
         import_in_background()
     registry, settings = subject.registry, subject.settings
     limits = settings.limits
-    cacheguard.judging_with(settings)
     check_checkpoint_files(folder, limits.max_file_mb)  # special files, dangling links: never opened
     recording = subject.record_as is not None and golden_path is not None
     refusal = golden.write_refusal(golden_path) if recording and golden_path is not None else None

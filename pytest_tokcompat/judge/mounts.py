@@ -14,6 +14,7 @@ through a writable mount of the same file system), for itself and anything it ex
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import site
 import sysconfig
@@ -81,11 +82,12 @@ def readonly_paths(job: Any) -> list[str]:
     cache_dir = getattr(target, "cache_dir", None)
     if cache_dir:
         found.append(os.path.realpath(cache_dir))
-    found += site_paths()
+    found += site_paths()  # the interpreter's: the same for every attempt, found once
     return outermost(p for p in found if os.path.exists(p))
 
 
-def site_paths() -> list[str]:
+@functools.cache
+def site_paths() -> tuple[str, ...]:
     """Where Python finds the code every later process of this interpreter runs at start: its
     site-packages (a ``.pth`` or ``sitecustomize`` dropped there runs in every later run) and the user's
     site folder, or its nearest existing parent below the home folder (it is made on demand)."""
@@ -96,7 +98,7 @@ def site_paths() -> list[str]:
         user = user.parent
     if user.exists() and user.resolve() != home and home in user.resolve().parents:
         found.add(str(user.resolve()))
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 def modules_cache() -> str:

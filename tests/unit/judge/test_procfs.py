@@ -204,7 +204,7 @@ def _job(folder: Path, cache_dir: Path | None = None) -> SimpleNamespace:
 def test_the_read_only_paths_are_the_folder_its_hub_storage_and_what_its_links_reach(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mounts, "site_paths", list)  # the interpreter's own: their test is below
+    monkeypatch.setattr(mounts, "site_paths", tuple)  # the interpreter's own: their test is below
     plain = toys.native_toy(tmp_path / "plain")
     assert mounts.readonly_paths(_job(plain)) == [str(plain.resolve())]
     elsewhere = tmp_path / "elsewhere"
