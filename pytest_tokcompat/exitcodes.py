@@ -18,6 +18,8 @@ class ExitCode(IntEnum):
     """``report``, ``grid``: alarms or unexpected verdicts (also when the grid is incomplete)."""
     GH_FAILED = 1
     """``issues-sync``: gh failed."""
+    DIFFERS = 1
+    """``golden``: the golden ids differ from what the independent implementation gives now."""
     BAD_INPUT = 2
     """Bad input: an unusable argument, file, setting or report; the message says what to fix."""
     NOT_CHECKED = 3

@@ -29,4 +29,4 @@ def run(args: argparse.Namespace) -> ExitCode:
 
     code, text = golden_command(args.case, Path(args.matrix) if args.matrix else None, replace=args.replace)
     print(text, file=sys.stderr if code == ExitCode.BAD_INPUT else sys.stdout)
-    return ExitCode(code)
+    return code

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> ExitCode:
         print(json.dumps(document, indent=2, ensure_ascii=False))
         if code:
             print(f"tokcompat resolve: {document['error']}", file=sys.stderr)
-        return ExitCode(code)
+        return code
     code, text = describe(args.name, command_matrix(args))
     print(text, file=sys.stdout if code == ExitCode.OK else sys.stderr)
-    return ExitCode(code)
+    return code

@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.judge.parity import Truth, write_golden
 from pytest_tokcompat.sources.snapshots import sha256_of
 
@@ -308,7 +309,7 @@ def golden_diff(old: dict[str, list[int]], new: dict[str, list[int]]) -> list[st
     return lines
 
 
-def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> tuple[int, str]:
+def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> tuple[ExitCode, str]:
     """``tokcompat golden [--replace] CASE``: the diff between a case's golden ids and what the
     independent implementation gives now; with ``replace``, write those. (exit status, text)."""
     from pytest_tokcompat.errors import TokcompatError
@@ -325,13 +326,16 @@ def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> 
         case = next((c for c in matrix.cases if c.id == case_id), None)
         if case is None:
             known = ", ".join(c.id for c in matrix.cases)
-            return 2, f"no case {case_id!r} in {path} (cases: {known}); pass --matrix FILE for another matrix"
+            return (
+                ExitCode.BAD_INPUT,
+                f"no case {case_id!r} in {path} (cases: {known}); pass --matrix FILE for another matrix",
+            )
         folder = resolve(case).folder
         golden_path = case.golden_path
         assert golden_path is not None
         if (folder / "tokenizer.json").is_file():
             return (
-                2,
+                ExitCode.BAD_INPUT,
                 f"case {case_id!r} has a tokenizer.json, read live as its ground truth: it needs no golden ids",
             )
         derived = derive_probes(folder, None) + golden_probes(golden_path)
@@ -339,21 +343,24 @@ def golden_command(case_id: str, matrix_path: Path | None, *, replace: bool) -> 
         found = independent_ids(folder, texts)
         old = read_golden(golden_path)[0] if golden_path.is_file() else {}
     except TokcompatError as error:
-        return 2, str(error)
+        return ExitCode.BAD_INPUT, str(error)
     if isinstance(found, str):
-        return 2, f"case {case_id!r}: {found}"
+        return ExitCode.BAD_INPUT, f"case {case_id!r}: {found}"
     lines = golden_diff(old, found.ids)
     header = f"golden ids of case {case_id!r} ({golden_path}) against {found.describe()}:"
     if not lines:
-        return 0, f"{header}\n  no difference"
+        return ExitCode.OK, f"{header}\n  no difference"
     body = "\n".join([header, *lines])
     if not replace:
-        return 1, f"{body}\n{len(lines)} differ; `tokcompat golden --replace {case_id}` writes them"
+        return (
+            ExitCode.DIFFERS,
+            f"{body}\n{len(lines)} differ; `tokcompat golden --replace {case_id}` writes them",
+        )
     refusal = write_refusal(golden_path)
     if refusal is not None:
-        return 2, refusal
+        return ExitCode.BAD_INPUT, refusal
     source = f"recorded with {found.describe()} (tokcompat golden --replace)"
     kinds = {text: texts.kinds[text] for text in found.ids if text in texts.derived}
     extra = {"kinds": kinds} if kinds else None
     write_golden(golden_path, case_id, found.ids, found.decoded, source, found.implementation, extra)
-    return 0, f"{body}\nwritten to {golden_path}: review and commit it"
+    return ExitCode.OK, f"{body}\nwritten to {golden_path}: review and commit it"

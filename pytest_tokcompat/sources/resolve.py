@@ -30,6 +30,7 @@ from pytest_tokcompat.errors import (
     SnapshotError,
     UnknownName,
 )
+from pytest_tokcompat.exitcodes import ExitCode
 from pytest_tokcompat.matrix.cases import Case
 from pytest_tokcompat.matrix.discovery import bundled_matrix
 from pytest_tokcompat.matrix.loader import load_matrix
@@ -258,7 +259,7 @@ def _resolve(identity: Identity, request: Request) -> Checkpoint:
     )
 
 
-def describe_json(name: str, matrix: Path | None) -> tuple[int, dict[str, Any]]:
+def describe_json(name: str, matrix: Path | None) -> tuple[ExitCode, dict[str, Any]]:
     """``tokcompat resolve NAME --json``: what a name stands for, as (exit status, document).
 
     Nothing is fetched and nothing assembled: the hub cache is only looked at, so a
@@ -267,7 +268,7 @@ def describe_json(name: str, matrix: Path | None) -> tuple[int, dict[str, Any]]:
     try:
         identity = identify(name, matrix)
     except (MatrixError, UnknownName) as error:
-        return 2, {"name": name, "error": str(error)}
+        return ExitCode.BAD_INPUT, {"name": name, "error": str(error)}
     case = identity.case
     source, folder, fallback = _where(identity)
     revision = case.revision if case is not None else None
@@ -280,7 +281,7 @@ def describe_json(name: str, matrix: Path | None) -> tuple[int, dict[str, Any]]:
     ]
     if case is not None and case.snapshot is not None and is_stand_in(case.snapshot):
         notes.append(f"the snapshot of case {case.id!r} holds stand-in tokenizer data")
-    return 0, {
+    return ExitCode.OK, {
         "name": name,
         "error": None,
         "matched_by": str(identity.by),
@@ -313,7 +314,7 @@ def _where(identity: Identity) -> tuple[Source, Path | None, Path | None]:
     return Source.HUB, None, case.snapshot if faithful else None
 
 
-def describe(name: str, matrix: Path | None) -> tuple[int, str]:
+def describe(name: str, matrix: Path | None) -> tuple[ExitCode, str]:
     """``tokcompat resolve NAME``: what a name stands for, as (exit status, text); no hub access."""
     code, document = describe_json(name, matrix)
     if code:
@@ -324,8 +325,11 @@ def describe(name: str, matrix: Path | None) -> tuple[int, str]:
     in_cache = f"cached at {cached}" if cached else "not in the hub cache"
     if case is None:
         if identity.folder is not None:
-            return 0, f"{name}: a folder that no case of the matrix names (no golden ids, no opt-in)"
-        return 0, (
+            return (
+                ExitCode.OK,
+                f"{name}: a folder that no case of the matrix names (no golden ids, no opt-in)",
+            )
+        return ExitCode.OK, (
             f"{name}: a hub repo id with no matrix entry (no revision pin, no remote code opt-in; "
             f"no folder of that name, no case id or served name in {identity.matrix}); {in_cache}"
         )
@@ -343,7 +347,7 @@ def describe(name: str, matrix: Path | None) -> tuple[int, str]:
     if case.served_names:
         lines.append(f"  served names: {', '.join(case.served_names)}")
     lines.extend(f"  note: {note}" for note in document["notes"] if "is also the id of case" in note)
-    return 0, "\n".join(lines)
+    return ExitCode.OK, "\n".join(lines)
 
 
 def _resolves_to(identity: Identity) -> str:
