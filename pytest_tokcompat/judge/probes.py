@@ -24,6 +24,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from pytest_tokcompat.judge.static import TOKENIZER_FILES
 from pytest_tokcompat.judge.vocabulary import (
     VocabularyIndex,
     character_class,
@@ -101,17 +102,6 @@ WHITESPACE_PROBES: tuple[str, ...] = (
 SPECIAL_TEMPLATE = "Hello {token} world{token}x\n{token}user\nHi"
 """One text per special token: between words with spaces on both sides (lstrip/rstrip), glued inside a word
 (single_word), and at the start of a chat-like line."""
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "vocab.json",
-    "merges.txt",
-    "tokenizer.model",
-    "tiktoken.model",
-    "tekken.json",
-    "chat_template.jinja",
-)
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,11 @@ TOKENIZER_FILES = (
     "merges.txt",
     "tokenizer.model",
     "tiktoken.model",
+    "tekken.json",
     "chat_template.jinja",
 )
+"""The files a tokenizer is read from: the static view lists them, the input checks refuse special or
+oversized ones, and the probes' seed hashes them."""
 
 
 @dataclass
