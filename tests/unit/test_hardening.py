@@ -6,6 +6,7 @@ Each test pairs the attack with a control that shows the setup sees what it look
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,17 @@ def test_a_special_file_anywhere_in_the_folder_is_refused_without_blocking(tmp_p
     (folder / "added_tokens.json").unlink()
     with pytest.raises(CheckpointError, match=r"tool\.jinja is a FIFO"):
         check_checkpoint_files(folder, 512)
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "tekken.json", "tiktoken.model"])
+def test_every_tokenizer_file_is_held_to_the_size_cap(tmp_path: Path, name: str) -> None:
+    """Mistral's ``tekken.json`` is parsed like ``tokenizer.json``: over the cap it is refused before
+    parsing; the control, a cap it fits under, lets the same folder through."""
+    folder = toys.native_toy(tmp_path / "big")
+    (folder / name).write_bytes(b" " * (2 * 1024 * 1024))
+    with pytest.raises(CheckpointError, match=rf"{re.escape(name)} is 2 MB, over the 1 MB cap"):
+        check_checkpoint_files(folder, 1)
+    check_checkpoint_files(folder, 3)
 
 
 def test_a_dangling_link_anywhere_in_the_folder_is_refused(tmp_path: Path) -> None:
