@@ -111,6 +111,11 @@ class Parity:
         ordered = [str(name) for name in FINDING_ORDER if str(name) in drifting]
         return ordered + sorted(drifting - set(ordered))
 
+    def not_checked(self) -> list[str]:
+        """The contract dimensions the judge could not check (a resource limit, a file the checkpoint lacks):
+        said beside a match, never counted as matching."""
+        return [name for name, result in self.dimensions.items() if result.get("status") == NOT_CHECKED]
+
     def describe(self) -> str:
         kind = (
             f" ({self.kind} probe{', ' + self.probe_source if self.probe_source else ''})"
@@ -126,6 +131,9 @@ class Parity:
                 text += f"; acknowledged drift: {', '.join(acknowledged)}"
             for name in self.findings():
                 text += "\n    " + describe_finding(name, self.dimensions.get(name, {}))
+            for name in self.not_checked():
+                reason = self.dimensions[name].get("reason") or "no reason recorded"
+                text += f"\n    not checked: {name}: {reason}"
             return text
         if self.status == MISMATCH:
             return (

@@ -502,6 +502,21 @@ def test_a_resource_limit_while_rendering_the_chat_template_is_not_checked(
     assert ("MemoryError" in chat["reason"]) or ("RecursionError" in chat["reason"])
 
 
+def test_check_says_which_dimension_a_limit_left_unchecked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The verdict is decided by ids, so ``--expect native`` still holds; but the chat template the limit
+    stopped is named as not checked, never left out of what ``check`` says (the control: a template both
+    sides reject is a match, and nothing is said to be unchecked)."""
+    limited = with_template(toys.native_toy(tmp_path / "limit"), LIMIT_TEMPLATES["recursion"])
+    assert cli.main(["check", str(limited), "--expect", "native"]) == ExitCode.OK
+    said = capsys.readouterr().out
+    assert "not checked: chat_template: " in said and "hit a resource limit" in said, said
+    rejecting = with_template(toys.native_toy(tmp_path / "rejects"), "{{ raise_exception('no') }}")
+    assert cli.main(["check", str(rejecting), "--expect", "native"]) == ExitCode.OK
+    assert "not checked: chat_template" not in capsys.readouterr().out
+
+
 def test_a_template_that_rejects_on_both_sides_still_matches(tmp_path: Path) -> None:
     """Control: a genuine rejection by both sides (raise_exception) is the same answer, a match."""
     template = "{{ raise_exception('no conversations here') }}"
