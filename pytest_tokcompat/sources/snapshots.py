@@ -182,12 +182,12 @@ def assemble(folder: str | Path, root: Path | None = None) -> Assembled:
     if sources is None:
         return Assembled(folder, folder)
     entry = (root or cache_root()) / f"{folder.name}-{_fingerprint(folder, sources)}"
-    problem = verify_entry(entry, sources)
+    problem = verify_entry(entry, sources, folder)
     if problem is None:
         return Assembled(entry, folder, digests=_verified_digests(entry, sources))
     entry.parent.mkdir(parents=True, exist_ok=True)
     _build(folder, sources, entry)
-    after = verify_entry(entry, sources)
+    after = verify_entry(entry, sources, folder)
     if after is not None:
         raise SnapshotError(
             f"{entry}: the cache entry assembled from {folder} does not verify ({after}); "
@@ -221,8 +221,13 @@ def _read_mark(entry: Path) -> dict[str, str] | None:
     return {str(name): digest for name, digest in files.items()}
 
 
-def verify_entry(entry: Path, sources: dict[str, Any]) -> str | None:
-    """None when the entry at ``entry`` is complete and unchanged; else what is wrong with it."""
+def verify_entry(entry: Path, sources: dict[str, Any], origin: Path | None = None) -> str | None:
+    """None when the entry at ``entry`` is complete and unchanged; else what is wrong with it.
+
+    Each file is checked against the strongest reference there is: its sha256 pin, else (a file copied
+    from ``origin``, the snapshot folder) the origin's own bytes, else the hash its completion mark
+    recorded at build time. The mark is in the cache, where code running as the same user can rewrite
+    it along with the file; the pins and the origin are not."""
     if not entry.exists() and not entry.is_symlink():
         return _ABSENT
     if entry.is_symlink() or not entry.is_dir():
@@ -259,12 +264,28 @@ def verify_entry(entry: Path, sources: dict[str, Any]) -> str | None:
         path = entry / name
         if path.is_symlink() or not path.is_file():
             return f"{name} is not a regular file"
-        expected = pins.get(name) or recorded[name]
+        unpinned_derived = isinstance(derived, dict) and name in derived
+        copied = _copied_from(origin, name) if name not in pins and not unpinned_derived else None
+        expected = pins.get(name) or (sha256_of(copied) if copied is not None else recorded[name])
         actual = sha256_of(path)
         if actual != expected:
-            what = "its sha256 pin" if name in pins else "the file it was built with"
+            what = (
+                "its sha256 pin"
+                if name in pins
+                else f"the snapshot's own {copied}"
+                if copied is not None
+                else "the file it was built with"
+            )
             return f"{name} has sha256 {actual}, expected {expected} ({what})"
     return None
+
+
+def _copied_from(origin: Path | None, name: str) -> Path | None:
+    """The snapshot folder's own file an entry's ``name`` was copied from, if there is one."""
+    if origin is None or name == SOURCES_FILE:
+        return None
+    path = origin / name
+    return path if path.is_file() and not path.is_symlink() else None
 
 
 def _build(folder: Path, sources: dict[str, Any], entry: Path) -> None:
@@ -275,13 +296,13 @@ def _build(folder: Path, sources: dict[str, Any], entry: Path) -> None:
         digests = {path.name: sha256_of(path) for path in sorted(staging.iterdir())}
         mark = {"origin": str(folder.resolve()), "files": digests}
         (staging / _COMPLETE_MARK).write_text(json.dumps(mark, indent=1) + "\n", encoding="utf-8")
-        _put_in_place(staging, entry, sources)
+        _put_in_place(staging, entry, sources, folder)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _put_in_place(staging: Path, entry: Path, sources: dict[str, Any]) -> None:
+def _put_in_place(staging: Path, entry: Path, sources: dict[str, Any], origin: Path) -> None:
     """Rename ``staging`` to ``entry``; a bad entry there is moved aside first, a good one (a concurrent
     worker's) is kept."""
     for _ in range(5):
@@ -290,7 +311,7 @@ def _put_in_place(staging: Path, entry: Path, sources: dict[str, Any]) -> None:
             return
         except OSError:
             pass
-        if verify_entry(entry, sources) is None:
+        if verify_entry(entry, sources, origin) is None:
             return
         _discard(entry)
     raise SnapshotError(f"{entry}: cannot replace the cache entry; delete it and run again")

@@ -125,3 +125,23 @@ def test_a_cache_entry_whose_completion_mark_is_a_link_is_rebuilt_not_followed(t
     (entry / COMPLETE_MARK).rename(elsewhere)
     (entry / COMPLETE_MARK).symlink_to(elsewhere)
     assert verify_entry(entry, {"files": {}}) == "its completion mark is a symbolic link (not followed)"
+
+
+def test_a_copied_file_rewritten_with_its_completion_mark_is_rebuilt(tmp_path: Path) -> None:
+    """Code running as the user can rewrite an entry's file and the hash its mark records (the mark is in
+    the cache); a file copied from the snapshot folder is checked against that folder's own bytes."""
+    from pytest_tokcompat.sources.snapshots import assemble
+
+    cache = tmp_path / "cache"
+    first = assemble(QWEN, root=cache)
+    assert assemble(QWEN, root=cache).rebuilt is None  # control: an untouched entry is reused as it is
+    config = first.folder / "tokenizer_config.json"
+    data = json.loads(config.read_text(encoding="utf-8"))
+    data["added_tokens_decoder"] = {"1782": {"content": "the", "special": False}}
+    config.write_text(json.dumps(data), encoding="utf-8")
+    mark = json.loads((first.folder / COMPLETE_MARK).read_text(encoding="utf-8"))
+    mark["files"]["tokenizer_config.json"] = sha256_of(config)
+    (first.folder / COMPLETE_MARK).write_text(json.dumps(mark), encoding="utf-8")
+    again = assemble(QWEN, root=cache)
+    assert again.rebuilt is not None and "the snapshot's own" in again.rebuilt, again.rebuilt
+    assert sha256_of(again.folder / "tokenizer_config.json") == sha256_of(QWEN / "tokenizer_config.json")
