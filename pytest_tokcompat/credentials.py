@@ -154,6 +154,14 @@ def _token_file(environ: Mapping[str, str]) -> Path:
     return Path(os.path.expanduser(home)) / "token"
 
 
+def token_files(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The files huggingface_hub keeps the user's tokens in (``token`` and ``stored_tokens``), where they
+    exist: an attempt's mount namespace shows them empty, as masking cannot catch a token re-encoded."""
+    environ = os.environ if environ is None else environ
+    token = _token_file(environ)
+    return [path for path in (token, token.parent / "stored_tokens") if path.is_file()]
+
+
 def credential_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The secrets to mask: credential variables' values and the hub's stored token, longest first."""
     environ = os.environ if environ is None else environ

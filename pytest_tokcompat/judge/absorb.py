@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pytest_tokcompat.credentials import without_credentials
+from pytest_tokcompat.credentials import token_files, without_credentials
 from pytest_tokcompat.errors import CheckpointError
 from pytest_tokcompat.judge.cacheguard import child_environ
 from pytest_tokcompat.judge.job import Job
@@ -83,6 +83,8 @@ def make_job(
         target=subject.target,
         acknowledged=dict(subject.acknowledged),
         isolation=settings.isolation,
+        guarded=[str(settings.cache)],
+        hidden=[str(path) for path in token_files()],
     )
 
 

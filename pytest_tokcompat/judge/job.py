@@ -65,6 +65,11 @@ class Job:
     """The contract dimensions the matrix entry acknowledges for this release, with the reason."""
     isolation: str = "process"
     """How the parent runs the attempt (the ``isolation`` setting): process, spawn or inprocess."""
+    guarded: list[str] = field(default_factory=list)
+    """The judge's own folders the attempt may read, never change, where it has a mount namespace: the
+    snapshot cache (another checkpoint's assembled files)."""
+    hidden: list[str] = field(default_factory=list)
+    """Files the attempt sees empty where it has a mount namespace: the user's stored hub tokens."""
 
 
 def run_job(job: Job, emit: Callable[[dict[str, Any]], None], *, contain: bool) -> None:

@@ -82,6 +82,11 @@ def readonly_paths(job: Any) -> list[str]:
     cache_dir = getattr(target, "cache_dir", None)
     if cache_dir:
         found.append(os.path.realpath(cache_dir))
+    wide = [os.path.realpath(p) for p in (tempfile.gettempdir(), os.path.expanduser("~"), os.getcwd())]
+    for guarded in getattr(job, "guarded", None) or ():  # never so wide it holds the temp, home or work dir
+        real = os.path.realpath(guarded)
+        if not any(_within(place, real) for place in wide):
+            found.append(real)
     found += site_paths()  # the interpreter's: the same for every attempt, found once
     return outermost(p for p in found if os.path.exists(p))
 
@@ -155,10 +160,18 @@ def outermost(paths: Iterable[str]) -> list[str]:
     return kept
 
 
-def enter(libc: ctypes.CDLL, readonly: list[str], writable: Iterable[str] = ()) -> None:
+def hidden_files(job: Any) -> list[str]:
+    """The job's files to show empty (the stored hub tokens): those that are regular files now."""
+    return [path for path in getattr(job, "hidden", None) or () if os.path.isfile(path)]
+
+
+def enter(
+    libc: ctypes.CDLL, readonly: list[str], writable: Iterable[str] = (), hidden: Iterable[str] = ()
+) -> None:
     """In the attempt's child (PID 1 of its namespace, one thread): its own mounts, a fresh ``/proc``,
-    ``readonly`` bound read-only (``writable`` inside them bound writable again), then the capabilities
-    that could undo it dropped. MountError: any step failed (the caller does not run the attempt then)."""
+    ``readonly`` bound read-only (``writable`` inside them bound writable again), ``os.devnull`` bound
+    over each ``hidden`` file, then the capabilities that could undo it dropped. MountError: any step
+    failed (the caller does not run the attempt then)."""
     _check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     _check(_mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE), "making every mount private")
     _check(_mount(libc, "proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC), "mounting /proc")
@@ -166,6 +179,8 @@ def enter(libc: ctypes.CDLL, readonly: list[str], writable: Iterable[str] = ()) 
         kept = os.statvfs(path).f_flag & _KEPT_FLAGS  # a bind is remounted with exactly the flags given
         _check(_mount(libc, path, path, None, _MS_BIND | _MS_REC), f"binding {path}")
         _check(_mount(libc, None, path, None, _MS_REMOUNT | _MS_BIND | mode | kept), f"remounting {path}")
+    for path in hidden:
+        _check(_mount(libc, os.devnull, path, None, _MS_BIND), f"hiding {path}")
     drop_capabilities(libc, DROPPED_CAPABILITIES)
 
 

@@ -101,7 +101,7 @@ class Containment:
         if not in_namespace_init():  # a fresh /proc would show the host's processes
             raise mounts.MountError(0, "the attempt is not PID 1 of its own PID namespace")
         readonly = mounts.readonly_paths(job)
-        mounts.enter(self._libc, readonly, mounts.writable_paths(readonly))
+        mounts.enter(self._libc, readonly, mounts.writable_paths(readonly), mounts.hidden_files(job))
 
     def before_fork(self) -> bool:
         """Make the next child PID 1 of a new PID namespace; False where that failed (then subreaper only)."""

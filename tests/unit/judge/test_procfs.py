@@ -14,6 +14,7 @@ import errno
 import hashlib
 import json
 import os
+import shutil
 import sys
 import sysconfig
 import tempfile
@@ -315,3 +316,58 @@ def test_a_load_stopped_by_a_read_only_mount_is_undecided_not_broken() -> None:
         assert read_only_write(wrapped) == "/venv/site-packages/x.pth"
     assert read_only_write(OSError(errno.EACCES, "Permission denied", "/x")) is None  # control
     assert read_only_write(ValueError("ids")) is None
+
+
+READ_TOKEN = """
+import json, os
+try:
+    with open({token!r}, encoding="utf-8") as _stream:
+        _seen = _stream.read()
+except OSError as _error:
+    _seen = type(_error).__name__
+with open({outcome!r}, "w") as _stream:
+    json.dump({{"token": _seen}}, _stream)
+"""
+
+
+def test_an_attempt_finds_the_stored_hub_token_empty(
+    mode: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stored token is masked in what the run publishes, but only as it is: remote code that read it
+    could publish it re-encoded. Inside the namespace the file reads empty; the control reads the token."""
+    containment, _ = mode
+    token, outcome = tmp_path / "hub" / "token", tmp_path / "outcome.json"
+    token.parent.mkdir()
+    token.write_text("hf_storedTokenForTheProcfsTest0123", encoding="utf-8")
+    monkeypatch.setenv("HF_TOKEN_PATH", str(token))
+    prelude = READ_TOKEN.format(token=str(token), outcome=str(outcome))
+    judgement = judge_within(toys.hostile_remote_toy(tmp_path / "reader", prelude), trust_remote_code=True)
+    seen = json.loads(outcome.read_text(encoding="utf-8"))["token"]
+    if containment == reaper.MOUNT_NAMESPACE:
+        assert seen == "" and judgement.verdict == Verdict.AUTO_MAP, (seen, judgement.verdict)
+    else:  # the control: without the namespace the same code reads the token
+        assert seen == "hf_storedTokenForTheProcfsTest0123"
+    assert token.read_text(encoding="utf-8") == "hf_storedTokenForTheProcfsTest0123"  # never changed
+
+
+def test_an_attempt_cannot_write_another_snapshot_in_the_snapshot_cache(
+    mode: tuple[str, str], tmp_path: Path
+) -> None:
+    """Another checkpoint's assembled files (the snapshot cache) are read-only inside the namespace; the
+    control writes them."""
+    from pytest_tokcompat.settings import judge_settings_from_environment
+
+    containment, mark = mode
+    other = Path(judge_settings_from_environment().cache) / f"other-{uuid.uuid4().hex}"
+    other.mkdir(parents=True)
+    outcome = tmp_path / "outcome.json"
+    prelude = _snoop(outcome, mark, [("snapshot", str(other / "planted"), "w")])
+    try:
+        judge_within(toys.hostile_remote_toy(tmp_path / "toy", prelude), trust_remote_code=True)
+        found: dict[str, Any] = json.loads(outcome.read_text(encoding="utf-8"))
+        if containment == reaper.MOUNT_NAMESPACE:
+            assert found["writes"] == {"snapshot": "EROFS"} and not (other / "planted").exists()
+        else:
+            assert found["writes"] == {"snapshot": "written"} and (other / "planted").exists()
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
