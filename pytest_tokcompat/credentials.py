@@ -144,22 +144,26 @@ def _restore() -> None:
     _withheld_saved.clear()
 
 
-def _token_file(environ: Mapping[str, str]) -> Path:
-    explicit = environ.get("HF_TOKEN_PATH")
-    if explicit:
-        return Path(os.path.expanduser(explicit))
+def hf_home(environ: Mapping[str, str]) -> Path:
+    """Hugging Face's home folder as huggingface_hub derives it from ``environ``."""
     home = environ.get("HF_HOME") or os.path.join(
         environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface"
     )
-    return Path(os.path.expanduser(home)) / "token"
+    return Path(os.path.expanduser(home))
+
+
+def _token_file(environ: Mapping[str, str]) -> Path:
+    explicit = environ.get("HF_TOKEN_PATH")
+    return Path(os.path.expanduser(explicit)) if explicit else hf_home(environ) / "token"
 
 
 def token_files(environ: Mapping[str, str] | None = None) -> list[Path]:
     """The files huggingface_hub keeps the user's tokens in (``token`` and ``stored_tokens``), where they
     exist: an attempt's mount namespace shows them empty, as masking cannot catch a token re-encoded."""
     environ = os.environ if environ is None else environ
-    token = _token_file(environ)
-    return [path for path in (token, token.parent / "stored_tokens") if path.is_file()]
+    home = hf_home(environ)
+    found = dict.fromkeys([_token_file(environ), home / "token", home / "stored_tokens"])
+    return [path for path in found if path.is_file()]
 
 
 def credential_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -188,6 +192,19 @@ def scrub(text: str, secrets: Iterable[str] | None = None) -> str:
         if secret in text:
             text = text.replace(secret, MASK)
     return text
+
+
+def scrub_cut(text: str, secrets: Iterable[str] | None = None) -> str:
+    """``text``, the end of a longer one cut at its start, scrubbed, with the end of a secret that the
+    cut split masked too: a cut secret no longer equals its value. An end shorter than
+    MIN_SECRET_LENGTH - 1 characters stays (it tells next to nothing; masking it would mask chance text)."""
+    found = tuple(credential_values() if secrets is None else secrets)
+    for secret in found:
+        for start in range(1, len(secret) - MIN_SECRET_LENGTH + 2):
+            if text.startswith(secret[start:]):
+                text = MASK + text[len(secret) - start :]
+                break
+    return scrub(text, found)
 
 
 def scrub_data(value: Any, secrets: Iterable[str] | None = None) -> Any:

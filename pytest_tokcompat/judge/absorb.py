@@ -24,6 +24,7 @@ from pytest_tokcompat.judge.judgement import (
     view_from,
 )
 from pytest_tokcompat.judge.loading import memory_hint
+from pytest_tokcompat.judge.mounts import hub_caches
 from pytest_tokcompat.judge.observed import Malformed, NotObserved, Replay, Report, questions_for, read_report
 from pytest_tokcompat.judge.parity import MATCH, NOT_CHECKED, Parity, Truth, check_parity
 from pytest_tokcompat.judge.static import StaticView
@@ -83,7 +84,7 @@ def make_job(
         target=subject.target,
         acknowledged=dict(subject.acknowledged),
         isolation=settings.isolation,
-        guarded=[str(settings.cache)],
+        guarded=[str(settings.cache), *hub_caches(os.environ)],
         hidden=[str(path) for path in token_files()],
     )
 

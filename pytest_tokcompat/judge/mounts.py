@@ -17,11 +17,14 @@ import ctypes
 import functools
 import os
 import site
+import sys
 import sysconfig
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from pytest_tokcompat.credentials import hf_home
 
 CLONE_NEWNS = 0x00020000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
@@ -94,9 +97,14 @@ def readonly_paths(job: Any) -> list[str]:
 @functools.cache
 def site_paths() -> tuple[str, ...]:
     """Where Python finds the code every later process of this interpreter runs at start: its
-    site-packages (a ``.pth`` or ``sitecustomize`` dropped there runs in every later run) and the user's
-    site folder, or its nearest existing parent below the home folder (it is made on demand)."""
-    found = {os.path.realpath(sysconfig.get_path(key)) for key in ("purelib", "platlib")}
+    site-packages (a ``.pth`` or ``sitecustomize`` dropped there runs in every later run), its standard
+    library, its scripts (``bin/``) and ``pyvenv.cfg``, this package's own code (an editable install's
+    source tree), and the user's site folder, or its nearest existing parent below the home folder (it
+    is made on demand)."""
+    keys = ("purelib", "platlib", "stdlib", "platstdlib", "scripts")
+    found = {os.path.realpath(sysconfig.get_path(key)) for key in keys}
+    found.add(os.path.realpath(os.path.join(sys.prefix, "pyvenv.cfg")))
+    found.add(str(Path(__file__).resolve().parents[1]))  # pytest_tokcompat/, the judge's own code
     user = Path(site.getusersitepackages())
     home = Path.home().resolve()
     while not user.exists() and user.parent != user:
@@ -158,6 +166,14 @@ def outermost(paths: Iterable[str]) -> list[str]:
         if path != os.sep and not any(_within(path, k) for k in kept):
             kept.append(path)
     return kept
+
+
+def hub_caches(environ: Mapping[str, str]) -> list[str]:
+    """The user's Hugging Face hub cache (``HF_HUB_CACHE``, else ``HF_HOME/hub``), where it exists: an
+    attempt of any checkpoint may read there but never change another repo's files."""
+    explicit = environ.get("HF_HUB_CACHE")
+    hub = Path(os.path.expanduser(explicit)) if explicit else hf_home(environ) / "hub"
+    return [str(hub)] if hub.is_dir() else []
 
 
 def hidden_files(job: Any) -> list[str]:

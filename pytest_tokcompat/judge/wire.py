@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_tokcompat.credentials import scrub, scrub_cut
 from pytest_tokcompat.judge.frames import Binding
 
 CAPTURE_BYTES = 4096
@@ -116,10 +117,12 @@ class Tail:
             del self.data[: len(self.data) - CAPTURE_BYTES]
 
     def text(self) -> str:
+        """What was kept, scrubbed of credential values here, before anything shortens it further: a
+        secret cut by the dropped bytes (or by a later excerpt) would no longer match its value."""
         text = self.data.decode("utf-8", errors="replace")
         if self.total > CAPTURE_BYTES:
-            return f"[... {self.total - CAPTURE_BYTES} earlier bytes dropped]\n{text}"
-        return text
+            return f"[... {self.total - CAPTURE_BYTES} earlier bytes dropped]\n{scrub_cut(text)}"
+        return scrub(text)
 
 
 def describe_status(status: int) -> str:

@@ -111,6 +111,24 @@ def test_the_stored_hub_token_is_masked_too(tmp_path: Path) -> None:
     assert credentials.credential_values({"HF_HOME": str(tmp_path)}) == (SECRET,)
 
 
+def test_a_secret_cut_by_the_kept_tail_of_an_output_is_masked_too(secret_env: Path) -> None:
+    """A child's output is kept as its last bytes: printed so that the cut falls inside the secret, the
+    secret's end no longer equals the secret. Masked all the same; the control is a text whose start
+    only looks like a short end of the secret."""
+    from pytest_tokcompat.judge.wire import CAPTURE_BYTES, Tail
+
+    secrets = (SECRET,)
+    for cut in range(1, len(SECRET) - credentials.MIN_SECRET_LENGTH + 2):
+        kept = SECRET[cut:] + "\nafter"
+        assert credentials.scrub_cut(kept, secrets) == "***\nafter", cut
+    short_end = SECRET[-(credentials.MIN_SECRET_LENGTH - 2) :]
+    assert credentials.scrub_cut(short_end + " x", secrets) == short_end + " x"  # too short to tell
+    tail = Tail()  # the output as a child's stdout is kept: the cut falls one character into the secret
+    tail.feed(SECRET.encode() + b"\n" + b"y" * (CAPTURE_BYTES - len(SECRET)))
+    assert bytes(tail.data).startswith(SECRET[1:].encode())  # control: the kept bytes hold the cut secret
+    assert SECRET[1:] not in tail.text() and "1 earlier bytes dropped]\n***\ny" in tail.text()
+
+
 def test_remote_code_cannot_read_hf_token_and_what_it_prints_is_masked(
     tmp_path: Path, secret_env: Path
 ) -> None:

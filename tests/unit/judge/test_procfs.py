@@ -371,3 +371,38 @@ def test_an_attempt_cannot_write_another_snapshot_in_the_snapshot_cache(
             assert found["writes"] == {"snapshot": "written"} and (other / "planted").exists()
     finally:
         shutil.rmtree(other, ignore_errors=True)
+
+
+def test_an_attempt_cannot_write_the_interpreter_the_judge_or_the_hub_cache(
+    mode: tuple[str, str], tmp_path: Path
+) -> None:
+    """What every later run starts (the standard library, ``bin/``, ``pyvenv.cfg``, the judge's own code)
+    and another repo's files in the user's hub cache are read-only inside the namespace; the control
+    writes the new files (and opens ``pyvenv.cfg`` for appending, writing nothing)."""
+    from pytest_tokcompat.credentials import hf_home
+
+    containment, mark = mode
+    hub = hf_home(os.environ) / "hub"
+    hub.mkdir(parents=True, exist_ok=True)
+    name = f"tokcompat-probe-{uuid.uuid4().hex}.txt"  # never .py or .pth: nothing runs it
+    probes = {
+        "stdlib": Path(sysconfig.get_path("stdlib")) / name,
+        "scripts": Path(sysconfig.get_path("scripts")) / name,
+        "judge": Path(mounts.__file__).resolve().parents[1] / name,
+        "hub": hub / name,
+    }
+    config = Path(sys.prefix) / "pyvenv.cfg"
+    writes = [(what, str(path), "w") for what, path in probes.items()]
+    writes += [("pyvenv", str(config), "a")] if config.is_file() else []
+    outcome = tmp_path / "outcome.json"
+    try:
+        judge_within(
+            toys.hostile_remote_toy(tmp_path / "toy", _snoop(outcome, mark, writes)), trust_remote_code=True
+        )
+        found: dict[str, Any] = json.loads(outcome.read_text(encoding="utf-8"))
+        expected = "EROFS" if containment == reaper.MOUNT_NAMESPACE else "written"
+        assert found["writes"] == dict.fromkeys((w[0] for w in writes), expected), found["writes"]
+        assert all(path.exists() == (expected == "written") for path in probes.values())
+    finally:
+        for path in probes.values():
+            path.unlink(missing_ok=True)
