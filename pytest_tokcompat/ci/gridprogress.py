@@ -87,15 +87,27 @@ class EnvProgress:
     said_at: float = float("-inf")
     said: str = ""
     said_state: str = ""
+    seconds: float = 0.0
+    """What the items judged so far cost, as their lines say."""
 
     def text(self, now: float) -> str:
         if self.state != "judging":
             return f"{self.name}: {self.state}"
         line = f"{self.name}: built, judged {self.done}/{self.total}"
         if self.started is not None and 0 < self.done < self.total:
-            left = (now - self.started) / self.done * (self.total - self.done)
-            line += f", ETA {_duration(left)}"
+            # the items' own cost where their lines give it: an environment queued behind others (tox runs
+            # a few at a time) has waited since ``started``, which says nothing of what it has left
+            spent = self.seconds if self.seconds > 0 else now - self.started
+            line += f", ETA {_duration(spent / self.done * (self.total - self.done))}"
         return line
+
+
+def _seconds(line: str) -> float:
+    try:
+        value = json.loads(line).get("seconds")
+    except (ValueError, AttributeError):
+        return 0.0
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def _duration(seconds: float) -> str:
@@ -162,7 +174,9 @@ class GridProgress:
                 continue  # a line being written
             if isinstance(data, dict) and isinstance(data.get("total"), int):
                 entry.total = data["total"]
-        entry.done = sum(1 for line in lines if line.startswith('{"item"'))
+        items = [line for line in lines if line.startswith('{"item"')]
+        entry.done = len(items)
+        entry.seconds = sum(_seconds(line) for line in items)
         entry.total = max(entry.total, entry.done)
 
     def tick(self) -> None:

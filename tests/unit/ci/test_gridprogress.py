@@ -74,6 +74,27 @@ def test_plain_lines_say_built_judged_and_eta_at_most_every_period(tmp_path: Pat
     assert said[-1] == "tokcompat grid: tf-5.10.4: built, judged 4/4", "the last one is always said"
 
 
+def test_the_eta_of_an_environment_that_waited_in_tox_s_queue_counts_only_its_items(tmp_path: Path) -> None:
+    """tox runs a few environments at a time: one that waited 40 minutes for its turn and has judged one
+    item of 17 in 30 s has about 8 minutes left, not 648 (the control: lines without their seconds fall
+    back to the time since judging began)."""
+    said: list[str] = []
+    clock = Clock()
+    progress = GridProgress(tmp_path, said.append, live=False, clock=clock)
+    progress.building(["tf-5.24.0"], lambda env: True)
+    progress.judging({"tf-5.24.0": 17})
+    clock.now += 40 * 60
+    progress.file("tf-5.24.0").write_text(
+        '{"total": 17}\n{"item": "a", "outcome": "passed", "seconds": 30}\n'
+    )
+    progress.tick()
+    assert said[-1] == "tokcompat grid: tf-5.24.0: built, judged 1/17, ETA 8m00s"
+    progress.file("tf-5.24.0").write_text('{"total": 17}\n{"item": "a", "outcome": "passed"}\n')
+    clock.now += PLAIN_EVERY
+    progress.tick()
+    assert said[-1] == "tokcompat grid: tf-5.24.0: built, judged 1/17, ETA 648m00s"
+
+
 def test_live_only_on_a_terminal_outside_ci() -> None:
     class Terminal:
         def isatty(self) -> bool:
