@@ -102,14 +102,6 @@ class EnvProgress:
         return line
 
 
-def _seconds(line: str) -> float:
-    try:
-        value = json.loads(line).get("seconds")
-    except (ValueError, AttributeError):
-        return 0.0
-    return float(value) if isinstance(value, int | float) else 0.0
-
-
 def _duration(seconds: float) -> str:
     minutes, rest = divmod(int(seconds + 0.5), 60)
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
@@ -167,16 +159,19 @@ class GridProgress:
             lines = self.file(entry.name).read_text(encoding="utf-8").splitlines()
         except OSError:
             return
+        entry.done, entry.seconds = 0, 0.0
         for line in lines:
+            entry.done += line.startswith('{"item"')  # a line being written counts: its item has finished
             try:
                 data = json.loads(line)
             except ValueError:
-                continue  # a line being written
-            if isinstance(data, dict) and isinstance(data.get("total"), int):
+                continue
+            if not isinstance(data, dict):
+                continue
+            if isinstance(data.get("total"), int):
                 entry.total = data["total"]
-        items = [line for line in lines if line.startswith('{"item"')]
-        entry.done = len(items)
-        entry.seconds = sum(_seconds(line) for line in items)
+            if isinstance(data.get("seconds"), int | float):
+                entry.seconds += float(data["seconds"])
         entry.total = max(entry.total, entry.done)
 
     def tick(self) -> None:

@@ -85,7 +85,7 @@ def readonly_paths(job: Any) -> list[str]:
     cache_dir = getattr(target, "cache_dir", None)
     if cache_dir:
         found.append(os.path.realpath(cache_dir))
-    wide = [os.path.realpath(p) for p in (tempfile.gettempdir(), os.path.expanduser("~"), os.getcwd())]
+    wide = _wide_places(os.getcwd())
     for guarded in getattr(job, "guarded", None) or ():  # never so wide it holds the temp, home or work dir
         real = os.path.realpath(guarded)
         if not any(_within(place, real) for place in wide):
@@ -139,7 +139,7 @@ def _in_hub_storage(folder: Path) -> bool:
 def _link_targets(folder: Path) -> list[str]:
     """What the links under ``folder`` point at: the folder holding each target (a snapshot's blobs), or
     the target file alone where that folder would be too wide (it holds ``folder``, the temp or home dir)."""
-    wide = [os.path.realpath(p) for p in (folder, tempfile.gettempdir(), os.path.expanduser("~"))]
+    wide = _wide_places(str(folder))
     targets: list[str] = []
     for root, directories, files in os.walk(folder):
         for name in [*directories, *files]:
@@ -153,6 +153,12 @@ def _link_targets(folder: Path) -> list[str]:
             elif os.path.isfile(real):
                 targets.append(real)
     return targets
+
+
+def _wide_places(also: str) -> list[str]:
+    """Folders a read-only bind must never hold (the attempt writes there): the temp and home folders
+    and ``also``."""
+    return [os.path.realpath(p) for p in (also, tempfile.gettempdir(), os.path.expanduser("~"))]
 
 
 def _within(path: str, folder: str) -> bool:

@@ -264,8 +264,8 @@ def verify_entry(entry: Path, sources: dict[str, Any], origin: Path | None = Non
         path = entry / name
         if path.is_symlink() or not path.is_file():
             return f"{name} is not a regular file"
-        unpinned_derived = isinstance(derived, dict) and name in derived
-        copied = _copied_from(origin, name) if name not in pins and not unpinned_derived else None
+        is_derived = isinstance(derived, dict) and name in derived  # pinned ones are in pins
+        copied = _copied_from(origin, name) if name not in pins and not is_derived else None
         expected = pins.get(name) or (sha256_of(copied) if copied is not None else recorded[name])
         actual = sha256_of(path)
         if actual != expected:
