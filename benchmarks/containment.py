@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -73,7 +74,9 @@ class Probe:
 
     def __init__(self, root: Path, containment: str | None) -> None:
         code = PROBE.format(toys=str(REPO / "tests" / "helpers" / "toys.py"), containment=containment)
-        env = bench_env(PYTHONPATH=str(root), TOKCOMPAT_ISOLATION="process")
+        # caches of its own: the sides never share (or discard) truth entries, and the user's stay untouched
+        self.cache = tempfile.mkdtemp(prefix="tokcompat-bench-containment-cache-")
+        env = bench_env(PYTHONPATH=str(root), TOKCOMPAT_ISOLATION="process", XDG_CACHE_HOME=self.cache)
         self.process = subprocess.Popen(
             [PYTHON, "-c", code], cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
@@ -101,6 +104,7 @@ class Probe:
         if self.process.stdin is not None:
             self.process.stdin.close()
         self.process.wait(timeout=60)
+        shutil.rmtree(self.cache, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
